@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages yoke builds and runs with. Idempotent: does nothing when all are present.
+set -euo pipefail
+PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-dev
+      nlohmann-json3-dev zlib1g-dev libgtest-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "yoke: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
