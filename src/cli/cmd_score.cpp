@@ -1,0 +1,35 @@
+#include <cstdio>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "eval/score_files.h"
+
+namespace yoke::cli {
+
+int cmd_score(int argc, char** argv) {
+  Args args("score",
+            "Scores a hypothesis file against a reference file (one sentence per line) exactly as\n"
+            "sacreBLEU 2.6 does with its defaults: BLEU (13a tokenizer, exponential smoothing), chrF\n"
+            "(character order 6, beta 2) and chrF++ (word order 2).",
+            {{"hyp", "FILE", "system output"},
+             {"ref", "FILE", "reference translations"},
+             {"lowercase", "", "case-insensitive scores"},
+             {"json", "", "print one JSON object (bleu, chrf, chrf_pp, precisions, bp, sys_len, ref_len)"}});
+  if (!args.parse(argc, argv, 2)) return 0;
+  auto j = score_files(args.require("hyp"), args.require("ref"), args.flag("lowercase"));
+  if (args.flag("json")) {
+    std::cout << j.dump() << std::endl;
+    return 0;
+  }
+  const auto& p = j.at("precisions");
+  std::printf("BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)\n",
+              j.at("bleu").get<double>(), p[0].get<double>(), p[1].get<double>(), p[2].get<double>(),
+              p[3].get<double>(), j.at("bp").get<double>(),
+              j.at("ref_len").get<double>() > 0 ? j.at("sys_len").get<double>() / j.at("ref_len").get<double>() : 0.0,
+              j.at("sys_len").get<long long>(), j.at("ref_len").get<long long>());
+  std::printf("chrF2 = %.2f\nchrF2++ = %.2f\n", j.at("chrf").get<double>(), j.at("chrf_pp").get<double>());
+  return 0;
+}
+
+}  // namespace yoke::cli

@@ -1,0 +1,14 @@
+// The subcommands of `yoke`. Each takes argv from the word after its name.
+#pragma once
+
+namespace yoke::cli {
+
+int cmd_prepare(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_translate(int argc, char** argv);
+int cmd_score(int argc, char** argv);
+int cmd_average(int argc, char** argv);
+int cmd_params(int argc, char** argv);
+int cmd_demo(int argc, char** argv);
+
+}  // namespace yoke::cli

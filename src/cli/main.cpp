@@ -1,0 +1,54 @@
+// yoke: train, decode and study text-generation models with shared embeddings.
+#include <cstring>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"demo", yoke::cli::cmd_demo, "generate a toy language pair, train on it, translate and score (a few minutes)"},
+    {"prepare", yoke::cli::cmd_prepare, "train SentencePiece on parallel text and binarize it into a data directory"},
+    {"train", yoke::cli::cmd_train, "train a model from a config (resumes when its save_dir has a checkpoint)"},
+    {"translate", yoke::cli::cmd_translate, "translate raw text with a trained model (beam or greedy search)"},
+    {"score", yoke::cli::cmd_score, "BLEU, chrF and chrF++ exactly as sacreBLEU computes them"},
+    {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
+    {"params", yoke::cli::cmd_params, "parameter accounting of a config: Params, Emb., Red. (no data needed)"},
+};
+
+void print_help() {
+  std::cout << "yoke — text-generation models with shared input/output embeddings\n\n"
+               "usage: yoke COMMAND [options]    (yoke COMMAND --help for its options)\n\ncommands:\n";
+  for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_help();
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.run(argc, argv);
+    } catch (const yoke::InputError& e) {
+      std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "yoke " << c.name << ": internal error: " << e.what() << std::endl;
+      return 1;
+    }
+  }
+  std::cerr << "yoke: unknown command '" << argv[1] << "'\n\n";
+  print_help();
+  return 2;
+}

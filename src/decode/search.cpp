@@ -1,0 +1,163 @@
+#include "decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "text/vocab.h"
+
+namespace yoke {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Per sentence: a·|x| + b, and never past the model's position table.
+std::vector<int64_t> max_lengths(const at::Tensor& src, const SearchOptions& o, int64_t max_positions) {
+  auto lens = src.ne(Vocab::pad).sum(1).to(at::kLong).contiguous();
+  std::vector<int64_t> out(lens.size(0));
+  for (int64_t i = 0; i < lens.size(0); ++i)
+    out[i] = std::clamp<int64_t>(int64_t(o.max_len_a * double(lens.data_ptr<int64_t>()[i]) + o.max_len_b), 1,
+                                 max_positions - 1);
+  return out;
+}
+
+// Log-probabilities of the next token; never pad or bos.
+at::Tensor next_log_probs(Transformer& model, const at::Tensor& tokens, DecoderState& state) {
+  auto lp = at::log_softmax(model.logits(model.step(tokens, state)).to(at::kFloat), -1);
+  lp.select(1, Vocab::pad).fill_(kNegInf);
+  lp.select(1, Vocab::bos).fill_(kNegInf);
+  return lp;
+}
+
+at::Tensor index_tensor(const std::vector<int64_t>& v, const at::Device& device) {
+  return at::tensor(v, at::kLong).to(device);
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> greedy_search(Transformer& model, const at::Tensor& src, const SearchOptions& opts) {
+  at::NoGradGuard no_grad;
+  const int64_t n = src.size(0);
+  const auto max_len = max_lengths(src, opts, model.spec().max_positions);
+  auto enc = model.encode(src);
+  auto state = model.start(&enc);
+  std::vector<std::vector<int>> out(n);
+  std::vector<int64_t> rows(n);  // row -> sentence
+  for (int64_t i = 0; i < n; ++i) rows[i] = i;
+  auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
+  for (int64_t t = 0; !rows.empty(); ++t) {
+    auto next = next_log_probs(model, tokens, state).argmax(-1).to(at::kCPU).contiguous();
+    const int64_t* nx = next.data_ptr<int64_t>();
+    std::vector<int64_t> keep, keep_rows;
+    std::vector<int64_t> keep_tokens;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const int64_t s = rows[r];
+      if (nx[r] == Vocab::eos || t + 1 >= max_len[s]) {
+        if (nx[r] != Vocab::eos) out[s].push_back(int(nx[r]));
+        continue;
+      }
+      out[s].push_back(int(nx[r]));
+      keep.push_back(int64_t(r));
+      keep_rows.push_back(s);
+      keep_tokens.push_back(nx[r]);
+    }
+    if (keep.size() != rows.size() && !keep.empty()) state.select(index_tensor(keep, src.device()));
+    rows = keep_rows;
+    tokens = index_tensor(keep_tokens, src.device());
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& src, const SearchOptions& opts) {
+  at::NoGradGuard no_grad;
+  const int64_t n = src.size(0), k = opts.beam;
+  const auto max_len = max_lengths(src, opts, model.spec().max_positions);
+  const auto device = src.device();
+  // Every sentence's encoder output is repeated k times, one row per hypothesis.
+  auto enc = model.encode(src);
+  auto expand = at::arange(n, at::TensorOptions(at::kLong).device(device)).repeat_interleave(k);
+  enc.memory = enc.memory.index_select(0, expand);
+  enc.mask = enc.mask.index_select(0, expand);
+  auto state = model.start(&enc);
+
+  struct Finished { double score; std::vector<int> tokens; };
+  std::vector<std::vector<Finished>> finished(n);
+  std::vector<int64_t> active(n);  // active[i] = sentence of rows [i·k, (i+1)·k)
+  for (int64_t i = 0; i < n; ++i) active[i] = i;
+  std::vector<std::vector<int>> hist(n * k);
+  std::vector<float> score_v(n * k, kNegInf);
+  for (int64_t i = 0; i < n; ++i) score_v[i * k] = 0;  // at the start only one live beam
+  auto tokens = at::full({n * k}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
+
+  for (int64_t t = 0; !active.empty(); ++t) {
+    const int64_t rows = int64_t(active.size()) * k;
+    auto lp = next_log_probs(model, tokens, state);
+    const int64_t vocab = lp.size(1);
+    // Sentences at their length limit may only end.
+    std::vector<int64_t> forced;
+    for (size_t i = 0; i < active.size(); ++i)
+      if (t + 1 >= max_len[active[i]]) for (int64_t b = 0; b < k; ++b) forced.push_back(int64_t(i) * k + b);
+    if (!forced.empty()) {
+      auto idx = index_tensor(forced, device);
+      auto eos_col = lp.index_select(0, idx).select(1, Vocab::eos).clone();
+      lp.index_fill_(0, idx, kNegInf);
+      lp.select(1, Vocab::eos).index_copy_(0, idx, eos_col);
+    }
+    auto scores = at::tensor(score_v, at::kFloat).to(device).view({rows, 1});
+    auto cand = (lp + scores).view({int64_t(active.size()), k * vocab});
+    auto top = cand.topk(2 * k, 1);
+    auto vals = std::get<0>(top).to(at::kCPU).contiguous();
+    auto idxs = std::get<1>(top).to(at::kCPU).contiguous();
+    const float* pv = vals.data_ptr<float>();
+    const int64_t* pi = idxs.data_ptr<int64_t>();
+
+    std::vector<int64_t> parents, next_tokens, next_active;
+    std::vector<float> next_scores;
+    std::vector<std::vector<int>> next_hist;
+    for (size_t i = 0; i < active.size(); ++i) {
+      const int64_t s = active[i];
+      std::vector<int64_t> live;
+      for (int64_t j = 0; j < 2 * k && int64_t(live.size()) < k; ++j) {
+        const float v = pv[i * 2 * k + j];
+        if (v == kNegInf) break;
+        const int64_t row = int64_t(i) * k + pi[i * 2 * k + j] / vocab;
+        const int64_t tok = pi[i * 2 * k + j] % vocab;
+        if (tok == Vocab::eos) {
+          // As in fairseq: an ending counts only when it ranks among the k best candidates.
+          if (j < k && int64_t(finished[s].size()) < k)
+            finished[s].push_back({v / std::pow(double(hist[row].size() + 1), opts.lenpen), hist[row]});
+        } else {
+          live.push_back(j);
+        }
+      }
+      if (int64_t(finished[s].size()) >= k || t + 1 >= max_len[s] || live.empty()) continue;
+      next_active.push_back(s);
+      for (int64_t b = 0; b < k; ++b) {
+        // Fewer than k live candidates: pad with a dead copy of the first.
+        const int64_t j = b < int64_t(live.size()) ? live[b] : live[0];
+        const int64_t row = int64_t(i) * k + pi[i * 2 * k + j] / vocab;
+        parents.push_back(row);
+        next_tokens.push_back(pi[i * 2 * k + j] % vocab);
+        next_scores.push_back(b < int64_t(live.size()) ? pv[i * 2 * k + j] : kNegInf);
+        next_hist.push_back(hist[row]);
+        next_hist.back().push_back(int(next_tokens.back()));
+      }
+    }
+    if (next_active.empty()) break;
+    state.select(index_tensor(parents, device));
+    tokens = index_tensor(next_tokens, device);
+    score_v = std::move(next_scores);
+    hist = std::move(next_hist);
+    active = std::move(next_active);
+  }
+
+  std::vector<std::vector<int>> out(n);
+  for (int64_t s = 0; s < n; ++s) {
+    double best = -std::numeric_limits<double>::infinity();
+    for (auto& f : finished[s])
+      if (f.score > best) { best = f.score; out[s] = f.tokens; }
+  }
+  return out;
+}
+
+}  // namespace yoke

@@ -1,0 +1,24 @@
+// Greedy and beam search over a trained Transformer, batched, with cached keys/values.
+// Sentences that finish leave the batch, so the work shrinks as decoding goes on.
+#pragma once
+#include <vector>
+
+#include "model/transformer.h"
+
+namespace yoke {
+
+struct SearchOptions {
+  int beam = 5;            // 1 = greedy
+  double lenpen = 1.0;     // hypothesis score = log p / length^lenpen (length counts eos)
+  double max_len_a = 1.2;  // at most a·source_length + b target tokens
+  int max_len_b = 10;
+};
+
+// src [B, S] (ids + eos, right-padded). Returns the best target ids per row, without eos.
+std::vector<std::vector<int>> greedy_search(Transformer& model, const at::Tensor& src, const SearchOptions& opts);
+std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& src, const SearchOptions& opts);
+inline std::vector<std::vector<int>> search(Transformer& model, const at::Tensor& src, const SearchOptions& opts) {
+  return opts.beam <= 1 ? greedy_search(model, src, opts) : beam_search(model, src, opts);
+}
+
+}  // namespace yoke

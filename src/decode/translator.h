@@ -1,0 +1,24 @@
+// Translation of many sentences: sorted by length into batches (little padding), decoded,
+// and returned in input order.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "decode/search.h"
+#include "text/vocab.h"
+
+namespace yoke {
+
+// Source id sequences (without eos) → best target ids, in input order.
+// `on_batch(done)` reports progress in sentences.
+std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                            const SearchOptions& opts, int max_batch_tokens,
+                                            const std::function<void(size_t)>& on_batch = {});
+
+// Raw text in, detokenized text out.
+std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                                        const std::vector<std::string>& lines, const SearchOptions& opts,
+                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch = {});
+
+}  // namespace yoke

@@ -1,0 +1,49 @@
+#include "embed/estimator.h"
+
+#include "util/error.h"
+
+namespace yoke {
+
+Estimator parse_estimator(const std::string& name) {
+  if (name == "dot") return Estimator::dot;
+  if (name == "l2") return Estimator::l2;
+  if (name == "square") return Estimator::square;
+  if (name == "distance") return Estimator::distance;
+  if (name == "cosine") return Estimator::cosine;
+  throw InputError("output = '" + name + "' is not one of: dot, l2, square, distance, cosine");
+}
+
+const char* estimator_name(Estimator e) {
+  switch (e) {
+    case Estimator::dot: return "dot";
+    case Estimator::l2: return "l2";
+    case Estimator::square: return "square";
+    case Estimator::distance: return "distance";
+    case Estimator::cosine: return "cosine";
+  }
+  return "?";
+}
+
+at::Tensor estimate_logits(Estimator e, const WordMatrix& u, const at::Tensor& h) {
+  auto scores = u.project(h);  // w_i·h for every i
+  switch (e) {
+    case Estimator::dot:
+      return scores;
+    case Estimator::l2:     // (w_i/‖w_i‖)·h: dividing the scores is the same and cheaper than
+    case Estimator::cosine:  // normalising U first; l2 differs from cosine only in its lookups.
+      return scores / u.row_norms().clamp_min(kNormFloor);
+    case Estimator::square:
+      return scores / u.row_norms().square().clamp_min(kNormFloor * kNormFloor);
+    case Estimator::distance:
+      return scores - 0.5 * u.row_norms().square();
+  }
+  return scores;
+}
+
+at::Tensor estimator_lookup(Estimator e, const WordMatrix& m, const at::Tensor& ids) {
+  auto rows = m.lookup(ids);
+  if (e != Estimator::l2) return rows;
+  return rows / rows.norm(2, {-1}, true).clamp_min(kNormFloor);
+}
+
+}  // namespace yoke

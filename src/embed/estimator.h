@@ -1,0 +1,29 @@
+// Logit estimators on an output matrix U with rows w_i (seed 001 §2.2; design.md table):
+//   dot       ℓ_i = w_i·h                      (baseline)
+//   l2        ℓ_i = (w_i/‖w_i‖)·h              input lookups use w_i/‖w_i‖ too
+//   square    ℓ_i = w_i·h / ‖w_i‖²
+//   distance  ℓ_i = w_i·h − ½‖w_i‖²
+//   cosine    ℓ_i = w_i·h / ‖w_i‖
+// Norms are taken from the live weights on every call, so they carry gradient.
+#pragma once
+#include <string>
+
+#include "embed/word_matrix.h"
+
+namespace yoke {
+
+enum class Estimator { dot, l2, square, distance, cosine };
+
+Estimator parse_estimator(const std::string& name);
+const char* estimator_name(Estimator);
+
+// Guards the norm of an all-zero row (the padding row): its logit stays finite.
+constexpr double kNormFloor = 1e-6;
+
+// ℓ = estimator(U, h): h [N, d] → [N, V].
+at::Tensor estimate_logits(Estimator, const WordMatrix& output, const at::Tensor& h);
+
+// The rows an input lookup reads: w_i, or w_i/‖w_i‖ under l2.
+at::Tensor estimator_lookup(Estimator, const WordMatrix& matrix, const at::Tensor& ids);
+
+}  // namespace yoke

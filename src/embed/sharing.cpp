@@ -1,0 +1,123 @@
+#include "embed/sharing.h"
+
+#include <cmath>
+
+#include "util/config.h"
+#include "util/error.h"
+
+namespace yoke {
+
+Tie parse_tie(const std::string& name) {
+  if (name == "none") return Tie::none;
+  if (name == "decoder") return Tie::decoder;
+  if (name == "all") return Tie::all;
+  if (name == "src-tgt") return Tie::src_tgt;
+  if (name == "shared-private") return Tie::shared_private;
+  throw InputError("tie = '" + name + "' is not one of: none, decoder, all, src-tgt, shared-private");
+}
+
+const char* tie_name(Tie t) {
+  switch (t) {
+    case Tie::none: return "none";
+    case Tie::decoder: return "decoder";
+    case Tie::all: return "all";
+    case Tie::src_tgt: return "src-tgt";
+    case Tie::shared_private: return "shared-private";
+  }
+  return "?";
+}
+
+EmbeddingSpec EmbeddingSpec::from_config(const Config& c) {
+  EmbeddingSpec s;
+  s.tie = parse_tie(c.tie);
+  s.output = parse_estimator(c.output);
+  s.src_vocab = c.task == "lm" ? 0 : c.src_vocab_size;
+  s.tgt_vocab = c.tgt_vocab_size;
+  s.joint_vocab = c.joint_vocab;
+  s.dim = c.d_model;
+  s.factored_rank = c.factored_rank;
+  s.scale_by_sqrt_dim = c.embed_scale == "sqrt";
+  s.input_grad_scale = c.input_grad_scale;
+  if (s.tgt_vocab <= 0 || (c.task != "lm" && s.src_vocab <= 0))
+    throw InputError("vocabulary sizes unknown: give `data = DIR` (from `yoke prepare`) or set "
+                     "src_vocab_size and tgt_vocab_size");
+  const bool sharing_across_languages = s.tie == Tie::all || s.tie == Tie::src_tgt;
+  if (c.task == "lm") {
+    if (s.tie != Tie::none && s.tie != Tie::all)
+      throw InputError("tie = '" + c.tie + "' has no meaning for a language model: use none or all");
+  } else if (sharing_across_languages && (!s.joint_vocab || s.src_vocab != s.tgt_vocab)) {
+    throw InputError("tie = " + c.tie + " shares one matrix between source and target, which needs one "
+                     "joint vocabulary (here: " + std::to_string(s.src_vocab) + " source and " +
+                     std::to_string(s.tgt_vocab) + " target entries" + (s.joint_vocab ? "" : ", separate") +
+                     "). Prepare the data with `yoke prepare --joint` (one SentencePiece model for both "
+                     "languages), or use tie = decoder or none");
+  }
+  if (s.tie == Tie::shared_private)
+    throw InputError("tie = shared-private is not available in this build yet (issue #4); "
+                     "use none, decoder, all or src-tgt");
+  if (s.factored_rank >= s.dim)
+    throw InputError("factored_rank (" + std::to_string(s.factored_rank) + ") must be smaller than d_model (" +
+                     std::to_string(s.dim) + ") to save parameters");
+  return s;
+}
+
+EmbeddingCount count_embeddings(const EmbeddingSpec& s) {
+  auto matrix = [&](int64_t v) { return s.factored_rank > 0 ? s.factored_rank * (v + s.dim) : v * s.dim; };
+  EmbeddingCount c;
+  const int64_t vs = s.src_vocab, vt = s.tgt_vocab, d = s.dim;
+  c.emb_untied = vs * d + 2 * vt * d;
+  switch (s.tie) {
+    case Tie::none: c.emb = (vs ? matrix(vs) : 0) + 2 * matrix(vt); break;
+    case Tie::decoder: c.emb = (vs ? matrix(vs) : 0) + matrix(vt); break;
+    case Tie::all: c.emb = matrix(vt); break;
+    case Tie::src_tgt: c.emb = 2 * matrix(vt); break;
+    case Tie::shared_private: c.emb = 0; break;
+  }
+  return c;
+}
+
+WordEmbeddings::WordEmbeddings(const EmbeddingSpec& spec) : spec_(spec) {
+  auto make = [&](const char* name, int64_t vocab) {
+    return register_module(name, std::make_shared<WordMatrix>(vocab, spec.dim, spec.factored_rank, spec.pad_id));
+  };
+  const bool lm = spec.src_vocab == 0;
+  switch (spec.tie) {
+    case Tie::none:
+      if (!lm) source_ = make("source", spec.src_vocab);
+      target_ = make("target", spec.tgt_vocab);
+      output_ = make("output", spec.tgt_vocab);
+      break;
+    case Tie::decoder:
+      if (!lm) source_ = make("source", spec.src_vocab);
+      target_ = output_ = make("target", spec.tgt_vocab);
+      break;
+    case Tie::all:
+      target_ = output_ = make("shared", spec.tgt_vocab);
+      if (!lm) source_ = target_;
+      break;
+    case Tie::src_tgt:
+      target_ = make("shared", spec.tgt_vocab);
+      source_ = target_;
+      output_ = make("output", spec.tgt_vocab);
+      break;
+    case Tie::shared_private:
+      throw InputError("tie = shared-private is not available in this build yet");
+  }
+}
+
+at::Tensor WordEmbeddings::input(const WordMatrix& m, const at::Tensor& ids) const {
+  auto x = estimator_lookup(spec_.output, m, ids);
+  if (spec_.input_grad_scale != 1.0) {
+    // Forward value x, backward α·∂L/∂x: only path A (the lookup) is scaled.
+    const double a = spec_.input_grad_scale;
+    x = x * a + x.detach() * (1.0 - a);
+  }
+  if (spec_.scale_by_sqrt_dim) x = x * std::sqrt(double(spec_.dim));
+  return x;
+}
+
+at::Tensor WordEmbeddings::embed_source(const at::Tensor& ids) const { return input(*source_, ids); }
+at::Tensor WordEmbeddings::embed_target(const at::Tensor& ids) const { return input(*target_, ids); }
+at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *output_, h); }
+
+}  // namespace yoke

@@ -1,0 +1,72 @@
+// The word representations of a model, under one sharing scheme (`tie`, design.md):
+//   none      source E_s, target E_t, output U        three matrices
+//   decoder   source E_s, target E_t = U              (Press & Wolf)
+//   all       E_s = E_t = U                           one matrix, one joint vocabulary
+//   src-tgt   E_s = E_t, separate U                   one joint vocabulary
+// A language model (no source side) has E_t and U: `none` or `all`.
+// A matrix used in several places is one parameter, so autograd sums the gradients of every use.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "embed/estimator.h"
+#include "embed/word_matrix.h"
+
+namespace yoke {
+
+struct Config;
+
+enum class Tie { none, decoder, all, src_tgt, shared_private };
+
+Tie parse_tie(const std::string& name);
+const char* tie_name(Tie);
+
+struct EmbeddingSpec {
+  Tie tie = Tie::decoder;
+  Estimator output = Estimator::dot;
+  int64_t src_vocab = 0;  // 0: no source side (language model)
+  int64_t tgt_vocab = 0;
+  bool joint_vocab = false;
+  int64_t dim = 0;
+  int64_t factored_rank = 0;
+  bool scale_by_sqrt_dim = true;
+  double input_grad_scale = 1.0;
+  int64_t pad_id = 0;
+
+  // Reads tie/output/sizes from a config; checks combinations and says how to fix them.
+  static EmbeddingSpec from_config(const Config&);
+};
+
+// Word-representation parameters (seed 003's Emb.) and the reduction against the untied model
+// with the same vocabularies (Red. = 1 − Emb./Emb.(tie none, full matrices)).
+struct EmbeddingCount {
+  int64_t emb = 0;
+  int64_t emb_untied = 0;
+  double red() const { return emb_untied ? 1.0 - double(emb) / double(emb_untied) : 0.0; }
+};
+
+// Closed form, from the spec alone (no model needed: `yoke params`).
+EmbeddingCount count_embeddings(const EmbeddingSpec&);
+
+class WordEmbeddings : public torch::nn::Module {
+ public:
+  explicit WordEmbeddings(const EmbeddingSpec& spec);
+
+  at::Tensor embed_source(const at::Tensor& ids) const;  // [B, T] → [B, T, d]
+  at::Tensor embed_target(const at::Tensor& ids) const;
+  at::Tensor logits(const at::Tensor& h) const;          // [N, d] → [N, V_tgt]
+
+  const EmbeddingSpec& spec() const { return spec_; }
+  // The three roles; the same object where tied. source() is null for a language model.
+  const WordMatrix* source() const { return source_.get(); }
+  const WordMatrix& target() const { return *target_; }
+  const WordMatrix& output() const { return *output_; }
+
+ private:
+  at::Tensor input(const WordMatrix& m, const at::Tensor& ids) const;
+
+  EmbeddingSpec spec_;
+  std::shared_ptr<WordMatrix> source_, target_, output_;
+};
+
+}  // namespace yoke

@@ -1,0 +1,56 @@
+#include "model/attention.h"
+
+#include <cmath>
+
+namespace yoke {
+namespace {
+at::Tensor xavier(int64_t out, int64_t in) {
+  const double bound = std::sqrt(6.0 / double(in + out));
+  return at::empty({out, in}).uniform_(-bound, bound);
+}
+}  // namespace
+
+MultiheadAttention::MultiheadAttention(int64_t dim, int64_t heads, double dropout)
+    : dim_(dim), heads_(heads), dropout_(dropout) {
+  q_weight = register_parameter("q_weight", xavier(dim, dim));
+  q_bias = register_parameter("q_bias", at::zeros({dim}));
+  kv_weight = register_parameter("kv_weight", at::cat({xavier(dim, dim), xavier(dim, dim)}, 0));
+  kv_bias = register_parameter("kv_bias", at::zeros({2 * dim}));
+  out_weight = register_parameter("out_weight", xavier(dim, dim));
+  out_bias = register_parameter("out_bias", at::zeros({dim}));
+}
+
+at::Tensor MultiheadAttention::split_heads(const at::Tensor& x) const {
+  return x.view({x.size(0), x.size(1), heads_, dim_ / heads_}).transpose(1, 2);
+}
+
+KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
+  auto kv = at::linear(memory, kv_weight, kv_bias).chunk(2, -1);
+  return {split_heads(kv[0]), split_heads(kv[1])};
+}
+
+at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask) {
+  auto ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
+  ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
+  return at::linear(ctx, out_weight, out_bias);
+}
+
+at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {
+  // One product for q, k and v: weights concatenated on the fly are cheap next to the GEMM.
+  auto qkv = at::linear(x, at::cat({q_weight, kv_weight}, 0), at::cat({q_bias, kv_bias}, 0)).chunk(3, -1);
+  KeyValues kv{split_heads(qkv[1]), split_heads(qkv[2])};
+  if (cache) {
+    if (cache->k.defined()) {
+      kv.k = at::cat({cache->k, kv.k}, 2);
+      kv.v = at::cat({cache->v, kv.v}, 2);
+    }
+    *cache = kv;
+  }
+  return attend(qkv[0], kv, mask);
+}
+
+at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask) {
+  return attend(at::linear(x, q_weight, q_bias), memory, mask);
+}
+
+}  // namespace yoke

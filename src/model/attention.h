@@ -1,0 +1,34 @@
+// Multi-head attention with separate query and fused key/value projections, so that
+// self-attention projects q,k,v in one matrix product and cross-attention can compute the
+// encoder's keys/values once per sentence (decoding caches them).
+#pragma once
+#include "compat/torch.h"
+
+namespace yoke {
+
+// Keys and values already split into heads: [B, H, T, d_head].
+struct KeyValues {
+  at::Tensor k, v;
+};
+
+class MultiheadAttention : public torch::nn::Module {
+ public:
+  MultiheadAttention(int64_t dim, int64_t heads, double dropout);
+
+  // Self-attention over x [B, T, d]. With `cache` (incremental decoding) x holds only the new
+  // positions and their keys/values are appended to the cache.
+  at::Tensor self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache = nullptr);
+  // Cross-attention of x [B, T, d] over precomputed memory keys/values.
+  at::Tensor cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask);
+  KeyValues project_memory(const at::Tensor& memory) const;  // [B, S, d] → heads
+
+  at::Tensor q_weight, q_bias, kv_weight, kv_bias, out_weight, out_bias;
+
+ private:
+  at::Tensor split_heads(const at::Tensor& x) const;  // [B, T, d] → [B, H, T, dh]
+  at::Tensor attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask);
+  int64_t dim_, heads_;
+  double dropout_;
+};
+
+}  // namespace yoke

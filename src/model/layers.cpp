@@ -1,0 +1,79 @@
+#include "model/layers.h"
+
+#include <cmath>
+
+namespace yoke {
+
+LayerNorm::LayerNorm(int64_t dim) {
+  weight = register_parameter("weight", at::ones({dim}));
+  bias = register_parameter("bias", at::zeros({dim}));
+}
+
+at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
+  return at::layer_norm(x, {weight.size(0)}, weight, bias, 1e-5);
+}
+
+FeedForward::FeedForward(int64_t dim, int64_t hidden, double activation_dropout)
+    : activation_dropout_(activation_dropout) {
+  const double bound = std::sqrt(6.0 / double(dim + hidden));
+  w1 = register_parameter("w1", at::empty({hidden, dim}).uniform_(-bound, bound));
+  b1 = register_parameter("b1", at::zeros({hidden}));
+  w2 = register_parameter("w2", at::empty({dim, hidden}).uniform_(-bound, bound));
+  b2 = register_parameter("b2", at::zeros({dim}));
+}
+
+at::Tensor FeedForward::operator()(const at::Tensor& x) {
+  auto h = at::relu(at::linear(x, w1, b1));
+  if (is_training() && activation_dropout_ > 0) h = at::dropout(h, activation_dropout_, true);
+  return at::linear(h, w2, b2);
+}
+
+EncoderLayer::EncoderLayer(const LayerSpec& s) : spec_(s) {
+  attn_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+  ffn_ = register_module("ffn", std::make_shared<FeedForward>(s.dim, s.ffn_dim, s.activation_dropout));
+  norm_attn_ = register_module("self_attn_norm", std::make_shared<LayerNorm>(s.dim));
+  norm_ffn_ = register_module("ffn_norm", std::make_shared<LayerNorm>(s.dim));
+}
+
+at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& pad_mask) {
+  auto y = Residual(spec_, *norm_attn_, is_training())(x, [&](const at::Tensor& z) {
+    return attn_->self_attend(z, pad_mask);
+  });
+  return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });
+}
+
+DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention) : spec_(s) {
+  self_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+  norm_self_ = register_module("self_attn_norm", std::make_shared<LayerNorm>(s.dim));
+  if (cross_attention) {
+    cross_ = register_module("cross_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+    norm_cross_ = register_module("cross_attn_norm", std::make_shared<LayerNorm>(s.dim));
+  }
+  ffn_ = register_module("ffn", std::make_shared<FeedForward>(s.dim, s.ffn_dim, s.activation_dropout));
+  norm_ffn_ = register_module("ffn_norm", std::make_shared<LayerNorm>(s.dim));
+}
+
+at::Tensor DecoderLayer::forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
+                                 const at::Tensor& memory_mask, KeyValues* self_cache) {
+  auto y = Residual(spec_, *norm_self_, is_training())(x, [&](const at::Tensor& z) {
+    return self_->self_attend(z, self_mask, self_cache);
+  });
+  if (cross_) {
+    y = Residual(spec_, *norm_cross_, is_training())(y, [&](const at::Tensor& z) {
+      return cross_->cross_attend(z, memory, memory_mask);
+    });
+  }
+  return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });
+}
+
+at::Tensor sinusoidal_positions(int64_t max_len, int64_t dim) {
+  auto pos = at::arange(max_len, at::kFloat).unsqueeze(1);
+  const int64_t half = dim / 2;
+  auto freq = at::exp(at::arange(half, at::kFloat) * (-std::log(10000.0) / double(std::max<int64_t>(half - 1, 1))));
+  auto angles = pos * freq.unsqueeze(0);
+  auto table = at::cat({at::sin(angles), at::cos(angles)}, 1);
+  if (dim % 2) table = at::cat({table, at::zeros({max_len, 1})}, 1);
+  return table;
+}
+
+}  // namespace yoke

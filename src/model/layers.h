@@ -1,0 +1,79 @@
+// Transformer layers (Vaswani et al. 2017), pre-norm or post-norm, and position encodings.
+#pragma once
+#include "compat/torch.h"
+#include "model/attention.h"
+
+namespace yoke {
+
+struct LayerSpec {
+  int64_t dim = 256, heads = 4, ffn_dim = 1024;
+  double dropout = 0.1, attention_dropout = 0.0, activation_dropout = 0.0;
+  bool pre_norm = true;
+};
+
+class LayerNorm : public torch::nn::Module {
+ public:
+  explicit LayerNorm(int64_t dim);
+  at::Tensor operator()(const at::Tensor& x) const;
+  at::Tensor weight, bias;
+};
+
+class FeedForward : public torch::nn::Module {
+ public:
+  FeedForward(int64_t dim, int64_t hidden, double activation_dropout);
+  at::Tensor operator()(const at::Tensor& x);
+  at::Tensor w1, b1, w2, b2;
+
+ private:
+  double activation_dropout_;
+};
+
+// One residual sub-layer: x + dropout(f(norm(x))) (pre) or norm(x + dropout(f(x))) (post).
+class Residual {
+ public:
+  Residual(const LayerSpec& s, const LayerNorm& norm, bool training) : s_(s), norm_(norm), training_(training) {}
+  template <class F>
+  at::Tensor operator()(const at::Tensor& x, F&& f) const {
+    auto y = f(s_.pre_norm ? norm_(x) : x);
+    if (training_ && s_.dropout > 0) y = at::dropout(y, s_.dropout, true);
+    return s_.pre_norm ? x + y : norm_(x + y);
+  }
+
+ private:
+  const LayerSpec& s_;
+  const LayerNorm& norm_;
+  bool training_;
+};
+
+class EncoderLayer : public torch::nn::Module {
+ public:
+  explicit EncoderLayer(const LayerSpec& spec);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& pad_mask);
+
+ private:
+  LayerSpec spec_;
+  std::shared_ptr<MultiheadAttention> attn_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<LayerNorm> norm_attn_, norm_ffn_;
+};
+
+class DecoderLayer : public torch::nn::Module {
+ public:
+  DecoderLayer(const LayerSpec& spec, bool cross_attention);
+  // memory: the encoder's keys/values for this layer (undefined k for a language model).
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
+                     const at::Tensor& memory_mask, KeyValues* self_cache = nullptr);
+  KeyValues project_memory(const at::Tensor& memory) const { return cross_->project_memory(memory); }
+  bool has_cross() const { return static_cast<bool>(cross_); }
+
+ private:
+  LayerSpec spec_;
+  std::shared_ptr<MultiheadAttention> self_, cross_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<LayerNorm> norm_self_, norm_cross_, norm_ffn_;
+};
+
+// Sinusoidal encodings [max_len, dim] (Vaswani et al. §3.5).
+at::Tensor sinusoidal_positions(int64_t max_len, int64_t dim);
+
+}  // namespace yoke

@@ -1,0 +1,118 @@
+#include "model/transformer.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/config.h"
+
+namespace yoke {
+
+ModelSpec ModelSpec::from_config(const Config& c) {
+  ModelSpec s;
+  s.layer.dim = c.d_model;
+  s.layer.heads = c.heads;
+  s.layer.ffn_dim = c.ffn_dim;
+  s.layer.dropout = c.dropout;
+  s.layer.attention_dropout = c.attention_dropout;
+  s.layer.activation_dropout = c.activation_dropout;
+  s.layer.pre_norm = c.norm == "pre";
+  s.language_model = c.task == "lm";
+  s.encoder_layers = s.language_model ? 0 : c.encoder_layers;
+  s.decoder_layers = c.decoder_layers;
+  s.max_positions = c.max_positions;
+  s.learned_positions = c.positions == "learned";
+  s.cross_layer = c.cross_layer;
+  return s;
+}
+
+void DecoderState::select(const at::Tensor& index) {
+  for (auto& kv : self) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  for (auto& kv : cross) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  if (memory_mask.defined()) memory_mask = memory_mask.index_select(0, index);
+}
+
+Transformer::Transformer(const ModelSpec& m, const EmbeddingSpec& e) : spec_(m) {
+  embeddings = register_module("embeddings", std::make_shared<WordEmbeddings>(e));
+  for (int64_t i = 0; i < m.encoder_layers; ++i) {
+    if (m.cross_layer && i > 0) { encoder_.push_back(encoder_.front()); continue; }
+    encoder_.push_back(register_module("encoder" + std::to_string(i), std::make_shared<EncoderLayer>(m.layer)));
+  }
+  for (int64_t i = 0; i < m.decoder_layers; ++i) {
+    if (m.cross_layer && i > 0) { decoder_.push_back(decoder_.front()); continue; }
+    decoder_.push_back(register_module("decoder" + std::to_string(i),
+                                       std::make_shared<DecoderLayer>(m.layer, !m.language_model)));
+  }
+  if (m.layer.pre_norm) {
+    if (m.encoder_layers > 0) encoder_norm_ = register_module("encoder_norm", std::make_shared<LayerNorm>(m.layer.dim));
+    decoder_norm_ = register_module("decoder_norm", std::make_shared<LayerNorm>(m.layer.dim));
+  }
+  if (m.learned_positions)
+    positions_ = register_parameter("positions", at::randn({m.max_positions, m.layer.dim}).mul_(0.02));
+  else
+    positions_ = register_buffer("positions", sinusoidal_positions(m.max_positions, m.layer.dim));
+}
+
+at::Tensor padding_mask(const at::Tensor& ids, int64_t pad_id) {
+  auto mask = at::zeros(ids.sizes(), ids.options().dtype(at::kFloat));
+  mask.masked_fill_(ids.eq(pad_id), -std::numeric_limits<float>::infinity());
+  return mask.view({ids.size(0), 1, 1, ids.size(1)});
+}
+
+at::Tensor causal_mask(int64_t length, const at::TensorOptions& opts) {
+  return at::full({length, length}, -std::numeric_limits<float>::infinity(), opts.dtype(at::kFloat)).triu_(1);
+}
+
+at::Tensor Transformer::add_positions(const at::Tensor& x, int64_t offset) {
+  const int64_t len = x.size(1);
+  TORCH_CHECK(offset + len <= spec_.max_positions, "sequence of ", offset + len,
+              " tokens is longer than max_positions = ", spec_.max_positions);
+  return x + positions_.narrow(0, offset, len).unsqueeze(0);
+}
+
+at::Tensor Transformer::input_dropout(const at::Tensor& x) {
+  return is_training() && spec_.layer.dropout > 0 ? at::dropout(x, spec_.layer.dropout, true) : x;
+}
+
+at::Tensor Transformer::final_decoder_norm(const at::Tensor& x) { return decoder_norm_ ? (*decoder_norm_)(x) : x; }
+
+EncoderOutput Transformer::encode(const at::Tensor& src) {
+  EncoderOutput out;
+  out.mask = padding_mask(src, embeddings->spec().pad_id);
+  auto x = input_dropout(add_positions(embeddings->embed_source(src), 0));
+  for (auto& layer : encoder_) x = layer->forward(x, out.mask);
+  out.memory = encoder_norm_ ? (*encoder_norm_)(x) : x;
+  return out;
+}
+
+at::Tensor Transformer::decode(const at::Tensor& tgt_in, const EncoderOutput* enc) {
+  auto x = input_dropout(add_positions(embeddings->embed_target(tgt_in), 0));
+  // Padding sits only at the end of a row, so a causal mask alone keeps real positions clean.
+  auto self_mask = causal_mask(tgt_in.size(1), x.options());
+  for (auto& layer : decoder_) {
+    KeyValues memory = enc && layer->has_cross() ? layer->project_memory(enc->memory) : KeyValues{};
+    x = layer->forward(x, self_mask, memory, enc ? enc->mask : at::Tensor());
+  }
+  return final_decoder_norm(x);
+}
+
+DecoderState Transformer::start(const EncoderOutput* enc) {
+  DecoderState s;
+  s.self.resize(decoder_.size());
+  if (enc) {
+    for (auto& layer : decoder_) s.cross.push_back(layer->project_memory(enc->memory));
+    s.memory_mask = enc->mask;
+  } else {
+    s.cross.resize(decoder_.size());
+  }
+  return s;
+}
+
+at::Tensor Transformer::step(const at::Tensor& tokens, DecoderState& s) {
+  auto x = add_positions(embeddings->embed_target(tokens.view({-1, 1})), s.position);
+  for (size_t i = 0; i < decoder_.size(); ++i)
+    x = decoder_[i]->forward(x, at::Tensor(), s.cross[i], s.memory_mask, &s.self[i]);
+  ++s.position;
+  return final_decoder_norm(x).squeeze(1);
+}
+
+}  // namespace yoke

@@ -1,0 +1,69 @@
+// The Transformer: encoder-decoder for translation, or decoder-only for language modelling
+// (encoder_layers = 0 and no cross-attention). Word representations come from WordEmbeddings,
+// so every sharing scheme and logit estimator applies to both.
+#pragma once
+#include <vector>
+
+#include "embed/sharing.h"
+#include "model/layers.h"
+
+namespace yoke {
+
+struct Config;
+
+struct ModelSpec {
+  LayerSpec layer;
+  int64_t encoder_layers = 3, decoder_layers = 3;
+  int64_t max_positions = 1024;
+  bool learned_positions = false;
+  bool cross_layer = false;    // one set of layer weights reused by every layer of a stack
+  bool language_model = false;
+  static ModelSpec from_config(const Config&);
+};
+
+struct EncoderOutput {
+  at::Tensor memory;  // [B, S, d]
+  at::Tensor mask;    // additive key mask [B, 1, 1, S]: 0 for tokens, -inf for padding
+};
+
+// What incremental decoding keeps between steps.
+struct DecoderState {
+  std::vector<KeyValues> self, cross;
+  at::Tensor memory_mask;
+  int64_t position = 0;
+  // Keeps the rows `index` (beam reordering, dropping finished sentences).
+  void select(const at::Tensor& index);
+};
+
+class Transformer : public torch::nn::Module {
+ public:
+  Transformer(const ModelSpec& model, const EmbeddingSpec& embeddings);
+
+  EncoderOutput encode(const at::Tensor& src);  // src [B, S] ids
+  // Teacher-forced decoder: final hidden states [B, T, d] for inputs tgt_in [B, T].
+  at::Tensor decode(const at::Tensor& tgt_in, const EncoderOutput* enc);
+  // Incremental decoding: one token per row, returns hidden [N, d].
+  DecoderState start(const EncoderOutput* enc);
+  at::Tensor step(const at::Tensor& tokens, DecoderState& state);
+  at::Tensor logits(const at::Tensor& h) const { return embeddings->logits(h); }
+
+  const ModelSpec& spec() const { return spec_; }
+  std::shared_ptr<WordEmbeddings> embeddings;
+
+ private:
+  at::Tensor add_positions(const at::Tensor& x, int64_t offset);
+  at::Tensor input_dropout(const at::Tensor& x);
+  at::Tensor final_decoder_norm(const at::Tensor& x);
+
+  ModelSpec spec_;
+  std::vector<std::shared_ptr<EncoderLayer>> encoder_;  // the same object repeated under cross_layer
+  std::vector<std::shared_ptr<DecoderLayer>> decoder_;
+  std::shared_ptr<LayerNorm> encoder_norm_, decoder_norm_;  // pre-norm only
+  at::Tensor positions_;  // sinusoidal buffer or learned parameter
+};
+
+// Additive masks.
+at::Tensor padding_mask(const at::Tensor& ids, int64_t pad_id);  // [B, 1, 1, S]
+at::Tensor causal_mask(int64_t length, const at::TensorOptions& opts);  // [T, T]
+
+}  // namespace yoke

@@ -1,0 +1,73 @@
+// libyoke_spm.so: SentencePiece behind yoke::spm::Api (see text/spm_api.h for why).
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include "text/spm_api.h"
+
+namespace {
+
+class SpProcessor : public yoke::spm::Processor {
+ public:
+  std::string load(const std::string& path) override { return status(sp_.Load(path)); }
+  std::string encode(const std::string& text, std::vector<int>* ids) const override {
+    return status(sp_.Encode(text, ids));
+  }
+  std::string encode_pieces(const std::string& text, std::vector<std::string>* pieces) const override {
+    return status(sp_.Encode(text, pieces));
+  }
+  std::string decode(const std::vector<int>& ids, std::string* text) const override {
+    return status(sp_.Decode(ids, text));
+  }
+  std::string id_to_piece(int id) const override { return sp_.IdToPiece(id); }
+  int piece_to_id(const std::string& piece) const override { return sp_.PieceToId(piece); }
+  int size() const override { return sp_.GetPieceSize(); }
+  int pad_id() const override { return sp_.pad_id(); }
+  int unk_id() const override { return sp_.unk_id(); }
+  int bos_id() const override { return sp_.bos_id(); }
+  int eos_id() const override { return sp_.eos_id(); }
+
+ private:
+  static std::string status(const sentencepiece::util::Status& s) { return s.ok() ? "" : s.ToString(); }
+  sentencepiece::SentencePieceProcessor sp_;
+};
+
+// Feeds in-memory sentences to the trainer without a temporary file.
+class BlockIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit BlockIterator(const std::vector<const std::vector<std::string>*>& blocks) : blocks_(blocks) {
+    skip_exhausted();
+  }
+  bool done() const override { return block_ >= blocks_.size(); }
+  void Next() override {
+    ++index_;
+    skip_exhausted();
+  }
+  const std::string& value() const override { return (*blocks_[block_])[index_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  void skip_exhausted() {
+    while (block_ < blocks_.size() && index_ >= blocks_[block_]->size()) {
+      ++block_;
+      index_ = 0;
+    }
+  }
+  const std::vector<const std::vector<std::string>*>& blocks_;
+  size_t block_ = 0, index_ = 0;
+};
+
+yoke::spm::Processor* new_processor() { return new SpProcessor(); }
+
+std::string train(const std::unordered_map<std::string, std::string>& options,
+                  const std::vector<const std::vector<std::string>*>& blocks, unsigned seed) {
+  sentencepiece::SetRandomGeneratorSeed(seed);
+  BlockIterator it(blocks);
+  const auto s = sentencepiece::SentencePieceTrainer::Train(options, &it);
+  return s.ok() ? "" : s.ToString();
+}
+
+const yoke::spm::Api kApi{new_processor, train};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const yoke::spm::Api* yoke_spm_api() { return &kApi; }

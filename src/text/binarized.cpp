@@ -1,0 +1,214 @@
+#include "text/binarized.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+constexpr char kMagic[8] = {'Y', 'O', 'K', 'E', 'C', 'O', 'R', 'P'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 8 + 4 + 4 + 3 * 8;  // magic, version, reserved, 3 counts
+
+constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+template <typename T>
+T byte_swap(T v) {
+  static_assert(std::is_trivially_copyable<T>::value, "plain values only");
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  for (size_t i = 0; i < sizeof(T) / 2; ++i) std::swap(b[i], b[sizeof(T) - 1 - i]);
+  std::memcpy(&v, b, sizeof(T));
+  return v;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
+
+// --- writing ---
+
+class Writer {
+ public:
+  Writer(std::string path, std::FILE* f) : path_(std::move(path)), f_(f) {}
+  template <typename T>
+  void values(const T* data, size_t n) {
+    if (kLittleEndianHost) return bytes(data, n * sizeof(T));
+    for (size_t i = 0; i < n; ++i) {
+      const T v = byte_swap(data[i]);
+      bytes(&v, sizeof v);
+    }
+  }
+  template <typename T>
+  void value(T v) {
+    values(&v, 1);
+  }
+  void bytes(const void* p, size_t n) {
+    if (n && std::fwrite(p, 1, n, f_) != n) fail();
+  }
+  void finish() {
+    if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0) fail();
+  }
+
+ private:
+  [[noreturn]] void fail() {
+    throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(errno));
+  }
+  std::string path_;
+  std::FILE* f_;
+};
+
+void write_corpus(Writer& w, const TokenizedCorpus& c) {
+  w.bytes(kMagic, sizeof kMagic);
+  w.value<uint32_t>(kVersion);
+  w.value<uint32_t>(0);  // reserved
+  w.value<uint64_t>(c.size());
+  w.value<uint64_t>(c.src_tokens.size());
+  w.value<uint64_t>(c.tgt_tokens.size());
+  w.values(c.src_offsets.data(), c.src_offsets.size());
+  w.values(c.tgt_offsets.data(), c.tgt_offsets.size());
+  w.values(c.src_tokens.data(), c.src_tokens.size());
+  w.values(c.tgt_tokens.data(), c.tgt_tokens.size());
+}
+
+// --- reading ---
+
+class Reader {
+ public:
+  Reader(const std::string& path, std::FILE* f, uint64_t size) : path_(path), f_(f), left_(size) {}
+  template <typename T>
+  void values(T* data, size_t n) {
+    need(n, sizeof(T));
+    if (n && std::fread(data, sizeof(T), n, f_) != n) corrupt("cannot read: truncated file");
+    left_ -= n * sizeof(T);
+    if (!kLittleEndianHost)
+      for (size_t i = 0; i < n; ++i) data[i] = byte_swap(data[i]);
+  }
+  template <typename T>
+  T value() {
+    T v;
+    values(&v, 1);
+    return v;
+  }
+  // Checks that n items fit in the rest of the file before anything is allocated for them.
+  void need(uint64_t n, size_t item_bytes) {
+    if (n > left_ / item_bytes) corrupt("truncated or corrupt file (counts exceed file size)");
+  }
+  uint64_t left() const { return left_; }
+  [[noreturn]] void corrupt(const std::string& what) const { throw input_error(path_, 0, what); }
+
+ private:
+  const std::string& path_;
+  std::FILE* f_;
+  uint64_t left_;
+};
+
+void read_header(Reader& r) {
+  char magic[sizeof kMagic];
+  r.values(magic, sizeof magic);
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    r.corrupt("not a yoke binarized corpus (bad magic bytes)");
+  const auto version = r.value<uint32_t>();
+  if (version != kVersion)
+    r.corrupt("binarized corpus version " + std::to_string(version) + ", this build reads " +
+              std::to_string(kVersion) + " (run yoke prepare again)");
+  r.value<uint32_t>();  // reserved
+}
+
+std::vector<uint64_t> read_offsets(Reader& r, uint64_t n_pairs, uint64_t n_tokens,
+                                   const char* side) {
+  r.need(n_pairs, sizeof(uint64_t));  // first, so that n_pairs + 1 cannot overflow
+  r.need(n_pairs + 1, sizeof(uint64_t));
+  std::vector<uint64_t> offsets(n_pairs + 1);
+  r.values(offsets.data(), offsets.size());
+  if (offsets.front() != 0 || offsets.back() != n_tokens)
+    r.corrupt(std::string("corrupt ") + side + " offsets (do not span the token array)");
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] < offsets[i - 1])
+      r.corrupt(std::string("corrupt ") + side + " offsets (decrease at pair " + std::to_string(i) +
+                ")");
+  return offsets;
+}
+
+std::vector<int32_t> read_tokens(Reader& r, uint64_t n, const char* side) {
+  r.need(n, sizeof(int32_t));
+  std::vector<int32_t> tokens(n);
+  r.values(tokens.data(), tokens.size());
+  for (int32_t t : tokens)
+    if (t < 0) r.corrupt(std::string("corrupt ") + side + " tokens (negative id)");
+  return tokens;
+}
+
+// Makes the rename itself durable; best effort, as some file systems refuse to sync a directory.
+void sync_parent_dir(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void TokenizedCorpus::add(const std::vector<int>& src, const std::vector<int>& tgt) {
+  src_tokens.insert(src_tokens.end(), src.begin(), src.end());
+  tgt_tokens.insert(tgt_tokens.end(), tgt.begin(), tgt.end());
+  src_offsets.push_back(src_tokens.size());
+  tgt_offsets.push_back(tgt_tokens.size());
+}
+
+void save_binarized(const std::string& path, const TokenizedCorpus& corpus) {
+  const std::string tmp = path + ".tmp";
+  {
+    FileHandle f(std::fopen(tmp.c_str(), "wb"));
+    if (!f) throw input_error(tmp, 0, std::string("cannot create: ") + std::strerror(errno));
+    try {
+      Writer w(tmp, f.get());
+      write_corpus(w, corpus);
+      w.finish();
+    } catch (...) {
+      f.reset();
+      std::remove(tmp.c_str());  // leave no half-written file behind
+      throw;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw input_error(path, 0, std::string("cannot rename ") + tmp + ": " + std::strerror(errno));
+  sync_parent_dir(path);
+}
+
+TokenizedCorpus load_binarized(const std::string& path) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw input_error(path, 0, "cannot open: " + ec.message());
+  FileHandle f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw input_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  Reader r(path, f.get(), size);
+  if (size < kHeaderBytes) r.corrupt("truncated file (" + std::to_string(size) + " bytes)");
+  read_header(r);
+  const auto n_pairs = r.value<uint64_t>();
+  const auto n_src = r.value<uint64_t>();
+  const auto n_tgt = r.value<uint64_t>();
+  TokenizedCorpus c;
+  c.src_offsets = read_offsets(r, n_pairs, n_src, "source");
+  c.tgt_offsets = read_offsets(r, n_pairs, n_tgt, "target");
+  c.src_tokens = read_tokens(r, n_src, "source");
+  c.tgt_tokens = read_tokens(r, n_tgt, "target");
+  if (r.left() != 0)
+    r.corrupt(std::to_string(r.left()) + " unexpected bytes after the data (corrupt file)");
+  return c;
+}
+
+}  // namespace yoke

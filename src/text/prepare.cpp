@@ -1,0 +1,301 @@
+#include "text/prepare.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "text/binarized.h"
+#include "text/corpus.h"
+#include "text/vocab.h"
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+using Clock = std::chrono::steady_clock;
+
+// "2.3 s"; formatted apart so the caller's stream flags stay untouched.
+std::string seconds_since(Clock::time_point start) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s",
+                std::chrono::duration<double>(Clock::now() - start).count());
+  return buf;
+}
+
+struct Split {
+  std::string name, src_path, tgt_path;
+  ParallelText text;
+  CorpusFilterStats stats;
+};
+
+struct Encoded {
+  std::vector<std::vector<int>> src, tgt;
+};
+
+bool is_safe_name(const std::string& name) {
+  if (name.empty() || name[0] == '.') return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return false;
+  return true;
+}
+
+void check_options(const PrepareOptions& o) {
+  if (o.train_src.empty() || o.train_tgt.empty())
+    throw InputError("prepare: training source and target files are required");
+  if (o.valid_src.empty() || o.valid_tgt.empty())
+    throw InputError("prepare: validation source and target files are required");
+  if (o.out_dir.empty()) throw InputError("prepare: output directory is required");
+  if (o.max_len == 0) throw InputError("prepare: max_len must be at least 1");
+  if (o.tests.size() != o.test_names.size())
+    throw InputError("prepare: " + std::to_string(o.tests.size()) + " test sets but " +
+                     std::to_string(o.test_names.size()) + " test names");
+  for (size_t i = 0; i < o.test_names.size(); ++i) {
+    if (!is_safe_name(o.test_names[i]))
+      throw InputError("prepare: test name '" + o.test_names[i] +
+                       "' must be letters, digits, '_', '-', '.' (used in file names)");
+    for (size_t j = 0; j < i; ++j)
+      if (o.test_names[j] == o.test_names[i])
+        throw InputError("prepare: test name '" + o.test_names[i] + "' given twice");
+  }
+}
+
+Split read_split(const std::string& name, const std::string& src, const std::string& tgt) {
+  Split s{name, src, tgt, {}, {}};
+  s.text = read_parallel(src, tgt, &s.stats);
+  return s;
+}
+
+// --- vocabulary ---
+
+VocabTrainOptions vocab_options(const PrepareOptions& o, const std::string& prefix, int size,
+                                std::vector<std::string> inputs) {
+  VocabTrainOptions v;
+  v.input_files = std::move(inputs);
+  v.model_prefix = prefix;
+  v.vocab_size = size;
+  v.model_type = o.model_type;
+  v.input_sentence_size = o.input_sentence_size;
+  v.num_threads = std::max(1, o.threads);
+  v.seed = o.seed;
+  return v;
+}
+
+void train_logged(const VocabTrainOptions& v,
+                  const std::vector<const std::vector<std::string>*>& texts,
+                  const std::string& what, std::ostream& log) {
+  size_t n = 0;
+  for (const auto* t : texts) n += t->size();
+  const auto start = Clock::now();
+  train_vocab_on(v, texts);
+  log << "vocab: trained " << what << " " << v.model_type << " model, " << v.vocab_size
+      << " pieces, on " << n << " sentences (" << seconds_since(start) << ") -> " << v.model_prefix
+      << ".model\n";
+}
+
+// Returns the model file names (relative to out_dir) for the source and the target side.
+std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, const Split& train,
+                                                       std::ostream& log) {
+  const std::string dir = o.out_dir + "/";
+  if (o.joint) {
+    train_logged(vocab_options(o, dir + "spm", o.vocab_size, {o.train_src, o.train_tgt}),
+                 {&train.text.src, &train.text.tgt}, "joint", log);
+    return {"spm.model", "spm.model"};
+  }
+  const int src_size = o.src_vocab_size > 0 ? o.src_vocab_size : o.vocab_size;
+  const int tgt_size = o.tgt_vocab_size > 0 ? o.tgt_vocab_size : o.vocab_size;
+  train_logged(vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {&train.text.src},
+               "source", log);
+  train_logged(vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {&train.text.tgt},
+               "target", log);
+  return {"spm.src.model", "spm.tgt.model"};
+}
+
+// --- encoding ---
+
+// Encodes both sides in `threads` contiguous chunks (SentencePiece encoding is thread-safe).
+Encoded encode_parallel(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                        int threads) {
+  const size_t n = text.src.size();
+  Encoded out;
+  out.src.resize(n);
+  out.tgt.resize(n);
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(threads, (n + 999) / 1000));
+  std::vector<std::exception_ptr> errors(workers);
+  auto work = [&](size_t w) {
+    try {
+      for (size_t i = n * w / workers; i < n * (w + 1) / workers; ++i) {
+        out.src[i] = src_vocab.encode(text.src[i]);
+        out.tgt[i] = tgt_vocab.encode(text.tgt[i]);
+      }
+    } catch (...) {
+      errors[w] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+// Keeps pair i when `keep(i)`; compacts the raw text to match, so text and tokens stay aligned.
+template <typename Keep>
+TokenizedCorpus collect(Split& split, const Encoded& enc, Keep keep) {
+  TokenizedCorpus corpus;
+  size_t out = 0;
+  for (size_t i = 0; i < enc.src.size(); ++i) {
+    if (!keep(i)) continue;
+    corpus.add(enc.src[i], enc.tgt[i]);
+    if (out != i) {  // self-move-assignment would empty the string
+      split.text.src[out] = std::move(split.text.src[i]);
+      split.text.tgt[out] = std::move(split.text.tgt[i]);
+    }
+    ++out;
+  }
+  split.text.src.resize(out);
+  split.text.tgt.resize(out);
+  return corpus;
+}
+
+// Training pairs: drop those with a side longer than max_len, or that encode to nothing
+// (a line of characters the normalizer removes).
+TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len) {
+  auto keep = [&](size_t i) {
+    if (enc.src[i].empty() || enc.tgt[i].empty()) {
+      ++train.stats.dropped_empty;
+      return false;
+    }
+    if (enc.src[i].size() > max_len || enc.tgt[i].size() > max_len) {
+      ++train.stats.dropped_long;
+      return false;
+    }
+    return true;
+  };
+  TokenizedCorpus corpus = collect(train, enc, keep);
+  train.stats.kept = corpus.size();
+  return corpus;
+}
+
+// --- output ---
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw input_error(path, 0, std::string("cannot create: ") + std::strerror(errno));
+  for (const auto& l : lines) f << l << '\n';
+  f.flush();
+  if (!f) throw input_error(path, 0, "write failed");
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw input_error(tmp, 0, std::string("cannot create: ") + std::strerror(errno));
+    f << j.dump(2) << '\n';
+    f.flush();
+    if (!f) throw input_error(tmp, 0, "write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw input_error(path, 0, std::string("cannot rename ") + tmp + ": " + std::strerror(errno));
+}
+
+nlohmann::json split_meta(const Split& s, const TokenizedCorpus& c) {
+  return {{"src", s.src_path},
+          {"tgt", s.tgt_path},
+          {"read", s.stats.read},
+          {"kept", s.stats.kept},
+          {"dropped_empty", s.stats.dropped_empty},
+          {"dropped_long", s.stats.dropped_long},
+          {"src_tokens", c.src_tokens.size()},
+          {"tgt_tokens", c.tgt_tokens.size()}};
+}
+
+void log_split(std::ostream& log, const Split& s, bool length_filtered, size_t max_len) {
+  log << s.name << ": " << s.stats.read << " read, " << s.stats.kept << " kept, "
+      << s.stats.dropped_empty << " empty dropped";
+  if (length_filtered)
+    log << ", " << s.stats.dropped_long << " over " << max_len << " tokens dropped";
+  log << "\n";
+}
+
+// Valid and test sets: everything non-blank is kept, whatever its length.
+nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& src_vocab,
+                                const Vocab& tgt_vocab, bool binarize, std::ostream& log) {
+  const Encoded enc = encode_parallel(s.text, src_vocab, tgt_vocab, o.threads);
+  const TokenizedCorpus corpus = collect(s, enc, [](size_t) { return true; });
+  nlohmann::json meta = split_meta(s, corpus);
+  const std::string dir = o.out_dir + "/";
+  if (binarize) {
+    save_binarized(dir + s.name + ".bin", corpus);
+    meta["file"] = s.name + ".bin";
+  }
+  write_lines(dir + s.name + ".src.txt", s.text.src);
+  write_lines(dir + s.name + ".tgt.txt", s.text.tgt);
+  meta["src_text"] = s.name + ".src.txt";
+  meta["tgt_text"] = s.name + ".tgt.txt";
+  log_split(log, s, false, o.max_len);
+  return meta;
+}
+
+}  // namespace
+
+nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
+  check_options(opts);
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out_dir, ec);
+  if (ec) throw input_error(opts.out_dir, 0, "cannot create directory: " + ec.message());
+
+  // Read everything first: a bad test file should fail in a second, not after training.
+  Split train = read_split("train", opts.train_src, opts.train_tgt);
+  if (train.text.src.empty())
+    throw input_error(opts.train_src, 0, "no training pairs left after dropping blank lines");
+  Split valid = read_split("valid", opts.valid_src, opts.valid_tgt);
+  std::vector<Split> tests;
+  for (size_t i = 0; i < opts.tests.size(); ++i)
+    tests.push_back(
+        read_split("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
+
+  const auto [src_model, tgt_model] = train_vocabularies(opts, train, log);
+  const Vocab src_vocab = Vocab::load(opts.out_dir + "/" + src_model);
+  const Vocab tgt_vocab = opts.joint ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
+
+  nlohmann::json meta = {{"format_version", kFormatVersion},
+                         {"joint", opts.joint},
+                         {"model_type", opts.model_type},
+                         {"max_len", opts.max_len},
+                         {"seed", opts.seed},
+                         {"src_vocab_size", src_vocab.size()},
+                         {"tgt_vocab_size", tgt_vocab.size()},
+                         {"src_vocab", src_model},
+                         {"tgt_vocab", tgt_model}};
+
+  const auto start = Clock::now();
+  const Encoded train_enc = encode_parallel(train.text, src_vocab, tgt_vocab, opts.threads);
+  const TokenizedCorpus train_corpus = filter_train(train, train_enc, opts.max_len);
+  save_binarized(opts.out_dir + "/train.bin", train_corpus);
+  meta["splits"]["train"] = split_meta(train, train_corpus);
+  meta["splits"]["train"]["file"] = "train.bin";
+  log_split(log, train, true, opts.max_len);
+
+  meta["splits"]["valid"] = write_eval_split(opts, valid, src_vocab, tgt_vocab, true, log);
+  for (auto& t : tests)
+    meta["splits"][t.name] = write_eval_split(opts, t, src_vocab, tgt_vocab, false, log);
+  log << "encoded and wrote all splits (" << seconds_since(start) << ")\n";
+
+  write_json_atomically(opts.out_dir + "/meta.json", meta);
+  return meta;
+}
+
+}  // namespace yoke

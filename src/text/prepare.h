@@ -1,0 +1,43 @@
+// `yoke prepare`: raw parallel text -> SentencePiece model(s) + binarized train/valid corpora.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace yoke {
+
+struct PrepareOptions {
+  std::string train_src, train_tgt, valid_src, valid_tgt;  // plain or gzip
+  std::vector<std::pair<std::string, std::string>> tests;  // (src, tgt) per test set
+  std::vector<std::string> test_names;                     // same length as tests; file-name safe
+  std::string out_dir;
+  bool joint = true;  // one vocabulary for both sides (spm.model) or one each
+  int vocab_size = 8000;
+  int src_vocab_size = 0, tgt_vocab_size = 0;  // 0 -> vocab_size (separate vocabularies only)
+  std::string model_type = "bpe";
+  size_t max_len = 250;  // subword tokens per side; longer training pairs are dropped
+  size_t input_sentence_size = 1000000;  // sentences sampled for SentencePiece training
+  uint64_t seed = 1;
+  int threads = 2;
+};
+
+// Reads and checks all corpora first (so input errors come before the slow steps), trains the
+// vocabulary, encodes, and writes into out_dir:
+//   spm.model/.vocab (joint) or spm.src.model/.vocab + spm.tgt.model/.vocab,
+//   train.bin, valid.bin, valid.src.txt, valid.tgt.txt, test.<name>.src.txt/.tgt.txt
+//   (the kept raw lines, aligned with the .bin files, as BLEU references), and meta.json last,
+//   so its presence means a complete run.
+// Valid and test pairs are never dropped for length, only when a side is blank.
+// meta.json (returned): {format_version, joint, model_type, max_len, seed, src_vocab_size,
+//   tgt_vocab_size, src_vocab, tgt_vocab (file names in out_dir),
+//   splits: {train: S, valid: S, "test.<name>": S...}} where S = {src, tgt (input paths), read,
+//   kept, dropped_empty, dropped_long, src_tokens, tgt_tokens, and file (train/valid: the .bin)
+//   or src_text/tgt_text (valid/test: the raw copies)}. Token counts exclude bos/eos.
+// Logs one line per split and one per trained vocabulary.
+nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log);
+
+}  // namespace yoke

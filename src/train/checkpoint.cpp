@@ -1,0 +1,123 @@
+#include "train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+constexpr char kMagic[8] = {'Y', 'O', 'K', 'E', 'C', 'K', 'P', '1'};
+
+std::string dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "f32";
+    case at::kDouble: return "f64";
+    case at::kLong: return "i64";
+    case at::kInt: return "i32";
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "f16";
+    default: throw std::runtime_error("checkpoint: unsupported tensor type");
+  }
+}
+
+at::ScalarType dtype_from(const std::string& s) {
+  if (s == "f32") return at::kFloat;
+  if (s == "f64") return at::kDouble;
+  if (s == "i64") return at::kLong;
+  if (s == "i32") return at::kInt;
+  if (s == "bf16") return at::kBFloat16;
+  if (s == "f16") return at::kHalf;
+  throw std::runtime_error("unknown tensor type " + s);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
+  nlohmann::json header = {{"meta", ckpt.meta}, {"tensors", nlohmann::json::array()}};
+  std::vector<at::Tensor> data;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : ckpt.tensors) {
+    auto c = t.detach().to(at::kCPU).contiguous();
+    const uint64_t bytes = c.numel() * c.element_size();
+    header["tensors"].push_back({{"name", name}, {"dtype", dtype_name(c.scalar_type())},
+                                 {"shape", c.sizes().vec()}, {"offset", offset}, {"bytes", bytes}});
+    offset += bytes;
+    data.push_back(c);
+  }
+  const std::string text = header.dump();
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw input_error(tmp, 0, std::string("cannot write checkpoint: ") + std::strerror(errno));
+  const uint64_t len = text.size();
+  bool ok = std::fwrite(kMagic, 1, 8, f) == 8 && std::fwrite(&len, 8, 1, f) == 1 &&
+            std::fwrite(text.data(), 1, len, f) == len;
+  for (const auto& c : data)
+    ok = ok && std::fwrite(c.data_ptr(), 1, c.numel() * c.element_size(), f) == size_t(c.numel() * c.element_size());
+  ok = ok && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw input_error(path, 0, std::string("cannot write checkpoint: ") + std::strerror(errno));
+  }
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, 0, "cannot open checkpoint");
+  char magic[8];
+  uint64_t len = 0;
+  if (!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
+    throw input_error(path, 0, "not a yoke checkpoint");
+  if (!in.read(reinterpret_cast<char*>(&len), 8) || len > (1ull << 32))
+    throw input_error(path, 0, "corrupt checkpoint header");
+  std::string text(len, '\0');
+  if (!in.read(text.data(), std::streamsize(len))) throw input_error(path, 0, "truncated checkpoint header");
+  Checkpoint ckpt;
+  nlohmann::json header;
+  try { header = nlohmann::json::parse(text); } catch (const std::exception& e) {
+    throw input_error(path, 0, std::string("corrupt checkpoint header: ") + e.what());
+  }
+  ckpt.meta = header.at("meta");
+  const std::streamoff base = 16 + std::streamoff(len);
+  for (const auto& entry : header.at("tensors")) {
+    auto shape = entry.at("shape").get<std::vector<int64_t>>();
+    auto t = at::empty(shape, at::TensorOptions(dtype_from(entry.at("dtype").get<std::string>())));
+    const uint64_t bytes = entry.at("bytes").get<uint64_t>();
+    if (bytes != uint64_t(t.numel() * t.element_size())) throw input_error(path, 0, "corrupt tensor index");
+    in.seekg(base + std::streamoff(entry.at("offset").get<uint64_t>()));
+    if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(bytes)))
+      throw input_error(path, 0, "truncated checkpoint (tensor " + entry.at("name").get<std::string>() + ")");
+    ckpt.tensors[entry.at("name").get<std::string>()] = t;
+  }
+  return ckpt;
+}
+
+std::map<std::string, at::Tensor> module_state(const torch::nn::Module& m) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto& p : m.named_parameters(true)) out[p.key()] = p.value().detach();
+  for (const auto& b : m.named_buffers(true)) out[b.key()] = b.value().detach();
+  return out;
+}
+
+void load_module_state(torch::nn::Module& m, const std::map<std::string, at::Tensor>& state,
+                       const std::string& origin) {
+  at::NoGradGuard no_grad;
+  auto copy = [&](const std::string& name, at::Tensor& dst) {
+    auto it = state.find(name);
+    if (it == state.end()) throw input_error(origin, 0, "checkpoint lacks tensor '" + name + "' (different model config?)");
+    if (it->second.sizes() != dst.sizes())
+      throw input_error(origin, 0, "tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
+                                       " in the checkpoint but " + c10::str(dst.sizes()) + " in the model");
+    dst.copy_(it->second);
+  };
+  for (auto& p : m.named_parameters(true)) copy(p.key(), p.value());
+  for (auto& b : m.named_buffers(true)) copy(b.key(), b.value());
+}
+
+}  // namespace yoke

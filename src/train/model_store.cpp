@@ -1,0 +1,54 @@
+#include "train/model_store.h"
+
+#include <filesystem>
+
+#include "train/checkpoint.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+
+std::shared_ptr<Transformer> build_model(const Config& cfg) {
+  return std::make_shared<Transformer>(ModelSpec::from_config(cfg), EmbeddingSpec::from_config(cfg));
+}
+
+std::string pick_checkpoint(const std::string& dir, const std::string& name) {
+  if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
+  if (!name.empty()) {
+    const std::string p = fs::exists(name) ? name : (fs::path(dir) / name).string();
+    if (!fs::exists(p)) throw input_error(p, 0, "checkpoint not found");
+    return p;
+  }
+  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp"})
+    if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
+  throw input_error(dir, 0, "no checkpoint_best.ykp or checkpoint_last.ykp here: has `yoke train` run with save_dir = " + dir + "?");
+}
+
+static std::string vocab_path(const std::string& dir, const char* side) {
+  const auto joint = fs::path(dir) / "spm.model";
+  if (fs::exists(joint)) return joint.string();
+  const auto own = fs::path(dir) / (std::string("spm.") + side + ".model");
+  if (fs::exists(own)) return own.string();
+  throw input_error(dir, 0, std::string("no SentencePiece model (spm.model or spm.") + side + ".model)");
+}
+std::string source_vocab_path(const std::string& dir) { return vocab_path(dir, "src"); }
+std::string target_vocab_path(const std::string& dir) { return vocab_path(dir, "tgt"); }
+
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name) {
+  LoadedModel m;
+  m.checkpoint = pick_checkpoint(dir, checkpoint_name);
+  auto ckpt = load_checkpoint(m.checkpoint);
+  m.config = Config::from_json(ckpt.meta.at("config"));
+  m.model = build_model(m.config);
+  std::map<std::string, at::Tensor> weights;
+  for (auto& [name, t] : ckpt.tensors)
+    if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
+  load_module_state(*m.model, weights, m.checkpoint);
+  m.model->eval();
+  m.tgt_vocab = Vocab::load(target_vocab_path(dir));
+  m.src_vocab = m.config.task == "lm" ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
+  return m;
+}
+
+}  // namespace yoke

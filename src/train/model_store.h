@@ -1,0 +1,31 @@
+// A trained model on disk: a directory with checkpoints (config inside) and the vocabularies.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "model/transformer.h"
+#include "text/vocab.h"
+#include "util/config.h"
+
+namespace yoke {
+
+struct LoadedModel {
+  Config config;
+  std::shared_ptr<Transformer> model;
+  Vocab src_vocab, tgt_vocab;  // the same model file when the vocabulary is joint (or an LM)
+  std::string checkpoint;      // the file the weights came from
+};
+
+// A fresh, randomly initialised model for a config (vocabulary sizes must be set).
+std::shared_ptr<Transformer> build_model(const Config& cfg);
+
+// The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last.
+std::string pick_checkpoint(const std::string& dir, const std::string& name);
+
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "");
+
+// Vocabulary files of a model or data directory: spm.model, or spm.src.model + spm.tgt.model.
+std::string source_vocab_path(const std::string& dir);
+std::string target_vocab_path(const std::string& dir);
+
+}  // namespace yoke

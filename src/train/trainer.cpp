@@ -1,0 +1,375 @@
+#include "train/trainer.h"
+
+#include <csignal>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "decode/translator.h"
+#include "eval/bleu.h"
+#include "text/batching.h"
+#include "text/binarized.h"
+#include "text/corpus.h"
+#include "train/batch.h"
+#include "train/checkpoint.h"
+#include "train/flat_adam.h"
+#include "train/loss.h"
+#include "train/model_store.h"
+#include "util/error.h"
+#include "util/progress.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+namespace {
+
+std::atomic<int> g_signals{0};
+
+void on_signal(int) {
+  if (g_signals.fetch_add(1) >= 1) _exit(130);  // second Ctrl-C: leave now
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path, 0, "cannot open");
+  try { return nlohmann::json::parse(in); } catch (const std::exception& e) {
+    throw input_error(path, 0, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// Where the loop is: enough to continue exactly (batches are a function of seed and epoch,
+// dropout of seed and update).
+struct LoopState {
+  int epoch = 1;
+  size_t batch_in_epoch = 0;  // batches of this epoch already consumed
+  int64_t update = 0;
+  double best = NAN;
+  int bad_validations = 0;
+  double elapsed_s = 0;
+  int64_t tokens = 0;
+  nlohmann::json to_json() const {
+    return {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"update", update},
+            {"best", std::isnan(best) ? nlohmann::json() : nlohmann::json(best)},
+            {"bad_validations", bad_validations}, {"elapsed_s", elapsed_s}, {"tokens", tokens}};
+  }
+  static LoopState from_json(const nlohmann::json& j) {
+    LoopState s;
+    s.epoch = j.at("epoch");
+    s.batch_in_epoch = j.at("batch_in_epoch");
+    s.update = j.at("update");
+    s.best = j.at("best").is_null() ? NAN : j.at("best").get<double>();
+    s.bad_validations = j.at("bad_validations");
+    s.elapsed_s = j.at("elapsed_s");
+    s.tokens = j.at("tokens");
+    return s;
+  }
+};
+
+class MetricsLog {
+ public:
+  explicit MetricsLog(const std::string& path) : out_(path, std::ios::app) {
+    if (!out_) throw input_error(path, 0, "cannot open metrics file for appending");
+  }
+  void write(nlohmann::json j) {
+    j["time"] = double(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count()) / 1000.0;
+    out_ << j.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+struct ValidResult {
+  double loss = 0, nll = 0, bleu = NAN;
+};
+
+class Trainer {
+ public:
+  Trainer(Config cfg, std::ostream& log) : cfg_(std::move(cfg)), log_(log) {}
+  TrainResult run();
+
+ private:
+  void load_data();
+  void save(const std::string& reason);
+  bool resume();
+  LossSums forward(const Batch& b);
+  ValidResult validate();
+  bool after_validation(const ValidResult& v);  // true = stop early
+  std::vector<std::vector<uint32_t>> epoch_batches(int epoch) const;
+
+  Config cfg_;
+  std::ostream& log_;
+  std::shared_ptr<Transformer> model_;
+  std::unique_ptr<FlatAdam> opt_;
+  TokenizedCorpus train_, valid_;
+  std::vector<uint32_t> train_src_lens_, train_tgt_lens_;
+  std::vector<std::string> valid_refs_;
+  Vocab tgt_vocab_;
+  LoopState st_;
+  std::unique_ptr<MetricsLog> metrics_;
+};
+
+std::vector<std::vector<uint32_t>> Trainer::epoch_batches(int epoch) const {
+  return make_token_batches(train_src_lens_, train_tgt_lens_, size_t(cfg_.max_tokens), true,
+                            uint64_t(cfg_.seed) * 1000003ull + uint64_t(epoch));
+}
+
+void Trainer::load_data() {
+  const fs::path dir(cfg_.data);
+  train_ = load_binarized((dir / "train.bin").string());
+  valid_ = load_binarized((dir / "valid.bin").string());
+  if (train_.size() == 0) throw input_error((dir / "train.bin").string(), 0, "no training pairs");
+  train_src_lens_ = source_lengths(train_);
+  train_tgt_lens_ = target_lengths(train_);
+  if (fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
+  tgt_vocab_ = Vocab::load(target_vocab_path(cfg_.data));
+  // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
+  fs::create_directories(cfg_.save_dir);
+  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"})
+    if (fs::exists(dir / f)) fs::copy_file(dir / f, fs::path(cfg_.save_dir) / f, fs::copy_options::overwrite_existing);
+}
+
+LossSums Trainer::forward(const Batch& b) {
+  auto enc = model_->encode(b.src);
+  auto hidden = model_->decode(b.tgt_in, &enc);
+  auto sel = select_real_positions(hidden, b.tgt_out, Vocab::pad);
+  return label_smoothed_loss(model_->logits(sel.hidden), sel.target, cfg_.label_smoothing);
+}
+
+ValidResult Trainer::validate() {
+  at::NoGradGuard no_grad;
+  model_->eval();
+  ValidResult r;
+  double loss = 0, nll = 0;
+  int64_t tokens = 0;
+  for (auto& idx : make_token_batches(source_lengths(valid_), target_lengths(valid_), size_t(cfg_.max_tokens), false, 0)) {
+    auto out = forward(make_batch(valid_, idx));
+    loss += out.loss.item<double>();
+    nll += out.nll.item<double>();
+    tokens += out.tokens;
+  }
+  r.loss = loss / std::max<int64_t>(1, tokens) / std::log(2.0);
+  r.nll = nll / std::max<int64_t>(1, tokens) / std::log(2.0);
+  if (cfg_.valid_bleu && !valid_refs_.empty()) {
+    size_t n = valid_.size();
+    if (cfg_.valid_bleu_sentences > 0) n = std::min(n, size_t(cfg_.valid_bleu_sentences));
+    std::vector<std::vector<int>> sources(n);
+    for (size_t i = 0; i < n; ++i) sources[i].assign(valid_.src(i), valid_.src(i) + valid_.src_len(i));
+    SearchOptions so;
+    so.beam = 1;  // greedy: validation BLEU tracks progress, it is not the final score
+    so.max_len_a = cfg_.max_len_a;
+    so.max_len_b = cfg_.max_len_b;
+    auto hyps_ids = translate_ids(*model_, sources, so, 4000);
+    std::vector<std::string> hyps(n), refs(valid_refs_.begin(), valid_refs_.begin() + n);
+    for (size_t i = 0; i < n; ++i) hyps[i] = tgt_vocab_.decode(hyps_ids[i]);
+    r.bleu = corpus_bleu(hyps, refs).score;
+  }
+  model_->train();
+  return r;
+}
+
+bool Trainer::after_validation(const ValidResult& v) {
+  const bool use_bleu = cfg_.early_stop_metric == "bleu" && !std::isnan(v.bleu);
+  const double metric = use_bleu ? v.bleu : v.loss;
+  const bool better = std::isnan(st_.best) || (use_bleu ? metric > st_.best : metric < st_.best);
+  if (better) { st_.best = metric; st_.bad_validations = 0; } else { ++st_.bad_validations; }
+  char line[200];
+  std::snprintf(line, sizeof line, "valid | epoch %d | update %lld | loss %.3f | nll %.3f | ppl %.2f | bleu %.2f%s",
+                st_.epoch, (long long)st_.update, v.loss, v.nll, std::pow(2.0, v.nll), v.bleu, better ? " | best" : "");
+  log_ << line << std::endl;
+  metrics_->write({{"type", "valid"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", v.loss}, {"nll", v.nll},
+                   {"ppl", std::pow(2.0, v.nll)}, {"bleu", std::isnan(v.bleu) ? nlohmann::json() : nlohmann::json(v.bleu)},
+                   {"best", better}});
+  save("valid");
+  if (better) fs::copy_file(fs::path(cfg_.save_dir) / "checkpoint_last.ykp", fs::path(cfg_.save_dir) / "checkpoint_best.ykp",
+                            fs::copy_options::overwrite_existing);
+  return cfg_.patience > 0 && st_.bad_validations >= cfg_.patience;
+}
+
+void Trainer::save(const std::string& reason) {
+  Checkpoint c;
+  c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
+            {"reason", reason}, {"format", 1}};
+  for (auto& [name, t] : module_state(*model_)) c.tensors["model." + name] = t;
+  const fs::path dir(cfg_.save_dir);
+  // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
+  if (reason == "valid" || reason == "interval") {
+    save_checkpoint((dir / ("checkpoint_u" + std::to_string(st_.update) + ".ykp")).string(), c);
+    std::vector<std::pair<int64_t, fs::path>> numbered;
+    for (auto& e : fs::directory_iterator(dir)) {
+      const std::string f = e.path().filename().string();
+      if (f.rfind("checkpoint_u", 0) == 0 && e.path().extension() == ".ykp")
+        numbered.emplace_back(std::stoll(f.substr(12)), e.path());
+    }
+    std::sort(numbered.begin(), numbered.end());
+    for (size_t i = 0; i + size_t(std::max(1, cfg_.keep_last)) < numbered.size(); ++i) fs::remove(numbered[i].second);
+  }
+  c.tensors["optimizer.exp_avg"] = opt_->exp_avg();
+  c.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
+  save_checkpoint((dir / "checkpoint_last.ykp").string(), c);
+}
+
+bool Trainer::resume() {
+  const auto path = fs::path(cfg_.save_dir) / "checkpoint_last.ykp";
+  if (!fs::exists(path)) return false;
+  auto c = load_checkpoint(path.string());
+  std::map<std::string, at::Tensor> weights;
+  for (auto& [name, t] : c.tensors)
+    if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
+  load_module_state(*model_, weights, path.string());
+  opt_->exp_avg().copy_(c.tensors.at("optimizer.exp_avg"));
+  opt_->exp_avg_sq().copy_(c.tensors.at("optimizer.exp_avg_sq"));
+  opt_->set_steps(c.meta.at("optimizer_steps"));
+  st_ = LoopState::from_json(c.meta.at("state"));
+  log_ << "resumed from " << path.string() << " at epoch " << st_.epoch << ", update " << st_.update << std::endl;
+  return true;
+}
+
+TrainResult Trainer::run() {
+  at::set_num_threads(cfg_.threads > 0 ? cfg_.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+  load_data();
+  at::manual_seed(uint64_t(cfg_.seed));
+  model_ = build_model(cfg_);
+  model_->train();
+  std::vector<at::Tensor> params;
+  for (auto& p : model_->parameters(true)) params.push_back(p);
+  AdamOptions ao{cfg_.adam_beta1, cfg_.adam_beta2, cfg_.adam_eps, cfg_.weight_decay};
+  opt_ = std::make_unique<FlatAdam>(params, ao);
+  metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string());
+
+  const auto counts = count_embeddings(model_->embeddings->spec());
+  const int64_t total = opt_->params().numel();
+  char summary[240];
+  std::snprintf(summary, sizeof summary, "model: %lld parameters | Emb. %lld | Red. %.1f%% | tie %s | output %s | %zu training pairs",
+                (long long)total, (long long)counts.emb, 100 * counts.red(), cfg_.tie.c_str(), cfg_.output.c_str(), train_.size());
+  log_ << summary << std::endl;
+  const bool resumed = resume();
+  metrics_->write({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()},
+                   {"resumed", resumed}, {"update", st_.update}, {"config", cfg_.to_json()}});
+
+  TrainResult result;
+  size_t batches_per_epoch = epoch_batches(st_.epoch).size();
+  double total_updates = cfg_.max_updates > 0 ? cfg_.max_updates
+                         : cfg_.max_epochs > 0 ? double(cfg_.max_epochs) * double(batches_per_epoch) / cfg_.update_freq
+                                               : 0;
+  Progress bar("train", total_updates, "upd", 30.0);
+  const double elapsed_before = st_.elapsed_s;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const int64_t tokens_before = st_.tokens;
+  double loss_acc = 0, nll_acc = 0;
+  int64_t tok_acc = 0;
+  std::string stop;
+
+  while (stop.empty()) {
+    if (cfg_.max_epochs > 0 && st_.epoch > cfg_.max_epochs) { stop = "max_epochs"; break; }
+    const auto batches = epoch_batches(st_.epoch);
+    while (st_.batch_in_epoch < batches.size() && stop.empty()) {
+      // Dropout noise is a function of (seed, update): a resumed run draws the same masks.
+      at::manual_seed(uint64_t(cfg_.seed) * 7919ull + uint64_t(st_.update) + 1);
+      opt_->zero_grad();
+      int64_t tgt_tokens = 0;
+      for (int k = 0; k < cfg_.update_freq && st_.batch_in_epoch < batches.size(); ++k) {
+        auto b = make_batch(train_, batches[st_.batch_in_epoch++]);
+        auto out = forward(b);
+        out.loss.backward();
+        loss_acc += out.loss.item<double>();
+        nll_acc += out.nll.item<double>();
+        tok_acc += out.tokens;
+        tgt_tokens += out.tokens;
+        st_.tokens += b.src_tokens + b.tgt_tokens;
+      }
+      opt_->scale_grad(1.0 / double(std::max<int64_t>(1, tgt_tokens)));  // per-token gradient
+      const double gnorm = opt_->clip_grad_norm(cfg_.clip_norm);
+      const double lr = inverse_sqrt_lr(cfg_.lr, cfg_.warmup, st_.update + 1);
+      opt_->step(lr);
+      ++st_.update;
+      st_.elapsed_s = elapsed();
+      const double rate = double(st_.tokens - tokens_before) / std::max(1e-9, st_.elapsed_s - elapsed_before);
+      if (st_.update % std::max(1, cfg_.log_interval) == 0) {
+        const double l = loss_acc / std::max<int64_t>(1, tok_acc) / std::log(2.0);
+        const double nl = nll_acc / std::max<int64_t>(1, tok_acc) / std::log(2.0);
+        metrics_->write({{"type", "train"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", l}, {"nll", nl},
+                         {"ppl", std::pow(2.0, nl)}, {"lr", lr}, {"gnorm", gnorm}, {"tokens_per_s", rate},
+                         {"elapsed_s", st_.elapsed_s}});
+        loss_acc = nll_acc = 0;
+        tok_acc = 0;
+      }
+      char extra[160];
+      std::snprintf(extra, sizeof extra, "epoch %d | loss %.3f | %.0f tok/s | lr %.2e%s", st_.epoch,
+                    tok_acc ? loss_acc / tok_acc / std::log(2.0) : 0.0, rate, lr,
+                    cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
+      bar.update(double(st_.update), extra);
+
+      if (stop_requested()) { stop = "interrupted"; break; }
+      const bool at_limit = (cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) ||
+                            (cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60);
+      if ((cfg_.valid_interval > 0 && st_.update % cfg_.valid_interval == 0) || at_limit) {
+        if (after_validation(validate())) stop = "early stopping";
+      } else if (cfg_.save_interval > 0 && st_.update % cfg_.save_interval == 0) {
+        save("interval");
+      }
+      if (stop.empty() && cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) stop = "max_updates";
+      if (stop.empty() && cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60) stop = "max_minutes";
+    }
+    if (st_.batch_in_epoch >= batches.size()) {
+      if (cfg_.valid_interval == 0 && stop.empty() && after_validation(validate())) stop = "early stopping";
+      ++st_.epoch;
+      st_.batch_in_epoch = 0;
+    }
+  }
+  bar.finish();
+  if (stop == "interrupted") {
+    save("interrupt");
+    log_ << "interrupted: saved " << (fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string()
+         << "; run the same command again to resume" << std::endl;
+  }
+  result.updates = st_.update;
+  result.epochs = st_.epoch;
+  result.best = st_.best;
+  result.stop_reason = stop;
+  result.train_seconds = st_.elapsed_s;
+  result.tokens_per_s = double(st_.tokens - tokens_before) / std::max(1e-9, st_.elapsed_s - elapsed_before);
+  metrics_->write({{"type", "end"}, {"update", st_.update}, {"epoch", st_.epoch}, {"reason", stop},
+                   {"best", std::isnan(st_.best) ? nlohmann::json() : nlohmann::json(st_.best)},
+                   {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st_.elapsed_s}});
+  log_ << "done: " << stop << " after " << st_.update << " updates, " << format_duration(st_.elapsed_s)
+       << ", " << int(result.tokens_per_s) << " tokens/s" << std::endl;
+  return result;
+}
+
+}  // namespace
+
+void fill_vocab_sizes(Config& cfg) {
+  if (cfg.data.empty()) return;
+  auto meta = read_json((fs::path(cfg.data) / "meta.json").string());
+  cfg.src_vocab_size = meta.at("src_vocab_size");
+  cfg.tgt_vocab_size = meta.at("tgt_vocab_size");
+  cfg.joint_vocab = meta.at("joint");
+}
+
+TrainResult train(Config cfg, std::ostream& log) {
+  if (cfg.data.empty()) throw InputError("no training data: set `data = DIR` (a directory from `yoke prepare`)");
+  fill_vocab_sizes(cfg);
+  cfg.validate();
+  return Trainer(std::move(cfg), log).run();
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool stop_requested() { return g_signals.load() > 0; }
+
+}  // namespace yoke

@@ -1,0 +1,59 @@
+#include "util/progress.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace yoke {
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  char buf[32];
+  const long t = long(s + 0.5);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+Progress::Progress(std::string label, double total, std::string unit, double quiet_interval_s)
+    : label_(std::move(label)), unit_(std::move(unit)), total_(total), quiet_interval_s_(quiet_interval_s),
+      tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+
+double Progress::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Progress::update(double done, const std::string& extra, bool force) {
+  last_done_ = done;
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_draw_).count();
+  if (!force && since < (tty_ ? 0.2 : quiet_interval_s_)) return;
+  last_draw_ = now;
+  const double el = elapsed_s();
+  const double rate = el > 0 ? done / el : 0;
+  std::string bar;
+  if (total_ > 0) {
+    const int width = 20, filled = int(std::min(1.0, done / total_) * width);
+    bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] ";
+  }
+  char head[160];
+  if (total_ > 0)
+    std::snprintf(head, sizeof head, "%s %s%.0f/%.0f %s | %.1f %s/s | %s elapsed | ETA %s", label_.c_str(),
+                  bar.c_str(), done, total_, unit_.c_str(), rate, unit_.c_str(), format_duration(el).c_str(),
+                  rate > 0 ? format_duration((total_ - done) / rate).c_str() : "?");
+  else
+    std::snprintf(head, sizeof head, "%s %.0f %s | %.1f %s/s | %s elapsed", label_.c_str(), done, unit_.c_str(),
+                  rate, unit_.c_str(), format_duration(el).c_str());
+  std::string line = std::string(head) + (extra.empty() ? "" : " | " + extra);
+  if (tty_) std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  else std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::finish(const std::string& extra) {
+  update(last_done_, extra, true);
+  if (tty_) std::fprintf(stderr, "\n");
+}
+
+}  // namespace yoke
