@@ -20,7 +20,7 @@ int cmd_params(int argc, char** argv) {
   Config cfg = ca.config;
   fill_vocab_sizes(cfg);
   cfg.validate();
-  auto model = build_model(cfg);
+  auto model = build_model(cfg, cfg.data);
   int64_t total = 0;
   for (const auto& p : model->parameters(true)) total += p.numel();
   const auto c = count_embeddings(model->embeddings->spec());

@@ -10,5 +10,7 @@ int cmd_score(int argc, char** argv);
 int cmd_average(int argc, char** argv);
 int cmd_params(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_align(int argc, char** argv);
+int cmd_pair(int argc, char** argv);
 
 }  // namespace yoke::cli

@@ -20,6 +20,8 @@ const Command kCommands[] = {
     {"translate", yoke::cli::cmd_translate, "translate raw text with a trained model (beam or greedy search)"},
     {"score", yoke::cli::cmd_score, "BLEU, chrF and chrF++ exactly as sacreBLEU computes them"},
     {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
+    {"align", yoke::cli::cmd_align, "word-align tokenized parallel text (IBM-2 with a diagonal prior)"},
+    {"pair", yoke::cli::cmd_pair, "pair source and target words for tie = shared-private"},
     {"params", yoke::cli::cmd_params, "parameter accounting of a config: Params, Emb., Red. (no data needed)"},
 };
 

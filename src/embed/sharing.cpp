@@ -52,26 +52,33 @@ EmbeddingSpec EmbeddingSpec::from_config(const Config& c) {
                      "). Prepare the data with `yoke prepare --joint` (one SentencePiece model for both "
                      "languages), or use tie = decoder or none");
   }
-  if (s.tie == Tie::shared_private)
-    throw InputError("tie = shared-private is not available in this build yet (issue #4); "
-                     "use none, decoder, all or src-tgt");
+  if (s.tie == Tie::shared_private) {
+    if (c.task == "lm") throw InputError("tie = shared-private needs a source language: not for task = lm");
+    if (c.factored_rank > 0) throw InputError("tie = shared-private does not combine with factored_rank");
+    if (c.pairs.empty())
+      throw InputError("tie = shared-private needs `pairs = FILE`, the word pairs from `yoke pair --data DIR --out FILE`");
+  }
   if (s.factored_rank >= s.dim)
     throw InputError("factored_rank (" + std::to_string(s.factored_rank) + ") must be smaller than d_model (" +
                      std::to_string(s.dim) + ") to save parameters");
   return s;
 }
 
-EmbeddingCount count_embeddings(const EmbeddingSpec& s) {
+EmbeddingCount count_embeddings(const EmbeddingSpec& s, int64_t baseline_src_vocab, int64_t baseline_tgt_vocab) {
   auto matrix = [&](int64_t v) { return s.factored_rank > 0 ? s.factored_rank * (v + s.dim) : v * s.dim; };
   EmbeddingCount c;
   const int64_t vs = s.src_vocab, vt = s.tgt_vocab, d = s.dim;
-  c.emb_untied = vs * d + 2 * vt * d;
+  c.emb_untied = (baseline_src_vocab >= 0 ? baseline_src_vocab : vs) * d +
+                 2 * (baseline_tgt_vocab >= 0 ? baseline_tgt_vocab : vt) * d;
   switch (s.tie) {
     case Tie::none: c.emb = (vs ? matrix(vs) : 0) + 2 * matrix(vt); break;
     case Tie::decoder: c.emb = (vs ? matrix(vs) : 0) + matrix(vt); break;
     case Tie::all: c.emb = matrix(vt); break;
     case Tie::src_tgt: c.emb = 2 * matrix(vt); break;
-    case Tie::shared_private: c.emb = 0; break;
+    case Tie::shared_private:
+      if (!s.shared_private) throw InputError("shared-private accounting needs the word pairs (pairs = FILE)");
+      c.emb = s.shared_private->parameter_count();
+      break;
   }
   return c;
 }
@@ -101,7 +108,11 @@ WordEmbeddings::WordEmbeddings(const EmbeddingSpec& spec) : spec_(spec) {
       output_ = make("output", spec.tgt_vocab);
       break;
     case Tie::shared_private:
-      throw InputError("tie = shared-private is not available in this build yet");
+      if (!spec.shared_private) throw InputError("tie = shared-private: no word pairs loaded");
+      blocks_ = register_module("shared_private", std::make_shared<SharedPrivateBlocks>(*spec.shared_private, spec.pad_id));
+      source_ = std::make_shared<AssembledMatrix>(blocks_, true);
+      target_ = output_ = std::make_shared<AssembledMatrix>(blocks_, false);
+      break;
   }
 }
 

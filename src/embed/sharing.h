@@ -3,6 +3,7 @@
 //   decoder   source E_s, target E_t = U              (Press & Wolf)
 //   all       E_s = E_t = U                           one matrix, one joint vocabulary
 //   src-tgt   E_s = E_t, separate U                   one joint vocabulary
+//   shared-private  E_s, E_t assembled from shared and private blocks (seed 003), E_t = U
 // A language model (no source side) has E_t and U: `none` or `all`.
 // A matrix used in several places is one parameter, so autograd sums the gradients of every use.
 #pragma once
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "embed/estimator.h"
+#include "embed/shared_private.h"
 #include "embed/word_matrix.h"
 
 namespace yoke {
@@ -32,6 +34,7 @@ struct EmbeddingSpec {
   bool scale_by_sqrt_dim = true;
   double input_grad_scale = 1.0;
   int64_t pad_id = 0;
+  std::shared_ptr<const SharedPrivateLayout> shared_private;  // tie = shared-private only
 
   // Reads tie/output/sizes from a config; checks combinations and says how to fix them.
   static EmbeddingSpec from_config(const Config&);
@@ -45,8 +48,10 @@ struct EmbeddingCount {
   double red() const { return emb_untied ? 1.0 - double(emb) / double(emb_untied) : 0.0; }
 };
 
-// Closed form, from the spec alone (no model needed: `yoke params`).
-EmbeddingCount count_embeddings(const EmbeddingSpec&);
+// Closed form, from the spec alone (no model needed: `yoke params`). The untied baseline uses
+// the spec's vocabularies unless others are given (seed 003 compares three-way WT on a joint
+// vocabulary against a vanilla model with separate ones).
+EmbeddingCount count_embeddings(const EmbeddingSpec&, int64_t baseline_src_vocab = -1, int64_t baseline_tgt_vocab = -1);
 
 class WordEmbeddings : public torch::nn::Module {
  public:
@@ -67,6 +72,7 @@ class WordEmbeddings : public torch::nn::Module {
 
   EmbeddingSpec spec_;
   std::shared_ptr<WordMatrix> source_, target_, output_;
+  std::shared_ptr<SharedPrivateBlocks> blocks_;
 };
 
 }  // namespace yoke

@@ -9,20 +9,22 @@ namespace yoke {
 class WordMatrix : public torch::nn::Module {
  public:
   WordMatrix(int64_t vocab, int64_t dim, int64_t rank, int64_t pad_id);
+  virtual ~WordMatrix() = default;
 
-  at::Tensor lookup(const at::Tensor& ids) const;   // [...] → [..., d]
-  at::Tensor project(const at::Tensor& h) const;    // [N, d] → [N, V]: h·Wᵀ
-  at::Tensor row_norms() const;                     // [V]: ‖w_i‖, differentiable
-  at::Tensor full() const;                          // [V, d], materialised (analysis, tests)
+  virtual at::Tensor lookup(const at::Tensor& ids) const;   // [...] → [..., d]
+  virtual at::Tensor project(const at::Tensor& h) const;    // [N, d] → [N, V]: h·Wᵀ
+  virtual at::Tensor row_norms() const;                     // [V]: ‖w_i‖, differentiable
+  virtual at::Tensor full() const;                          // [V, d], materialised (analysis, tests)
 
   int64_t vocab() const { return vocab_; }
   int64_t dim() const { return dim_; }
   int64_t rank() const { return rank_; }
-  int64_t parameter_count() const { return rank_ > 0 ? rank_ * (vocab_ + dim_) : vocab_ * dim_; }
-
   at::Tensor weight, factor_a, factor_b;  // weight when rank == 0, else factor_a·factor_b
 
- private:
+ protected:
+  // For matrices assembled from other parameters (shared-private): no storage of its own.
+  WordMatrix(int64_t vocab, int64_t dim) : vocab_(vocab), dim_(dim), rank_(0) {}
+
   int64_t vocab_, dim_, rank_;
 };
 

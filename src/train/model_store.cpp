@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "align/pair_data.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
 
@@ -9,8 +10,22 @@ namespace fs = std::filesystem;
 
 namespace yoke {
 
-std::shared_ptr<Transformer> build_model(const Config& cfg) {
-  return std::make_shared<Transformer>(ModelSpec::from_config(cfg), EmbeddingSpec::from_config(cfg));
+static std::shared_ptr<const SharedPrivateLayout> load_pair_layout(const Config& cfg, const std::string& vocab_dir) {
+  if (vocab_dir.empty()) throw InputError("tie = shared-private needs the vocabularies: set data = DIR");
+  const PairingInput words = vocabulary_words(vocab_dir);
+  auto layout = std::make_shared<SharedPrivateLayout>();
+  layout->src_vocab = int64_t(words.src_words.size());
+  layout->tgt_vocab = int64_t(words.tgt_words.size());
+  layout->dim = cfg.d_model;
+  layout->lambda = {cfg.lambda_lm, cfg.lambda_wf, cfg.lambda_ur};
+  for (const auto& p : read_pairs(cfg.pairs, words)) layout->pairs[int(p.category)].emplace_back(p.src_id, p.tgt_id);
+  return layout;
+}
+
+std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir) {
+  auto spec = EmbeddingSpec::from_config(cfg);
+  if (spec.tie == Tie::shared_private) spec.shared_private = load_pair_layout(cfg, vocab_dir);
+  return std::make_shared<Transformer>(ModelSpec::from_config(cfg), spec);
 }
 
 std::string pick_checkpoint(const std::string& dir, const std::string& name) {
@@ -40,7 +55,9 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
   auto ckpt = load_checkpoint(m.checkpoint);
   m.config = Config::from_json(ckpt.meta.at("config"));
-  m.model = build_model(m.config);
+  // Training copies the pair file into the model directory: the model needs nothing else.
+  if (m.config.tie == "shared-private") m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
+  m.model = build_model(m.config, dir);
   std::map<std::string, at::Tensor> weights;
   for (auto& [name, t] : ckpt.tensors)
     if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;

@@ -17,7 +17,9 @@ struct LoadedModel {
 };
 
 // A fresh, randomly initialised model for a config (vocabulary sizes must be set).
-std::shared_ptr<Transformer> build_model(const Config& cfg);
+// `vocab_dir` (a data or model directory) is needed for tie = shared-private: the pair file
+// names words, and the vocabularies turn them into ids.
+std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir = "");
 
 // The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last.
 std::string pick_checkpoint(const std::string& dir, const std::string& name);

@@ -236,7 +236,12 @@ TrainResult Trainer::run() {
   at::set_num_threads(cfg_.threads > 0 ? cfg_.threads : int(std::max(1u, std::thread::hardware_concurrency())));
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
-  model_ = build_model(cfg_);
+  if (cfg_.tie == "shared-private") {
+    const auto copy = fs::path(cfg_.save_dir) / "pairs.tsv";
+    if (!fs::exists(cfg_.pairs)) throw input_error(cfg_.pairs, 0, "pair file not found (make it with `yoke pair`)");
+    if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) fs::copy_file(cfg_.pairs, copy, fs::copy_options::overwrite_existing);
+  }
+  model_ = build_model(cfg_, cfg_.data);
   model_->train();
   std::vector<at::Tensor> params;
   for (auto& p : model_->parameters(true)) params.push_back(p);

@@ -1,0 +1,60 @@
+// Shared-private bilingual embeddings (seed 003 §2.2, eq. 2–3). Each source word x paired with
+// a target word y in category c ∈ {lm, wf, ur} shares the first λ_c·d columns of its row with
+// y; the other columns are private to each word. Unpaired words are wholly private. Before every
+// lookup the two matrices are assembled from the blocks:
+//   E_x = [S_lm ⊕̃ P^x_lm ; S_wf ⊕̃ P^x_wf ; S_ur ⊕̃ P^x_ur ; P^x_unpaired]   (rows then permuted
+//   E_y = [S_lm ⊕̃ P^y_lm ; S_wf ⊕̃ P^y_wf ; S_ur ⊕̃ P^y_ur ; P^y_unpaired]    into vocabulary order)
+// S_c is one parameter used by both, so its gradient is the sum of both words' gradients.
+#pragma once
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "embed/word_matrix.h"
+
+namespace yoke {
+
+struct SharedPrivateLayout {
+  int64_t src_vocab = 0, tgt_vocab = 0, dim = 0;
+  std::array<std::vector<std::pair<int, int>>, 3> pairs;  // (src_id, tgt_id) per category lm, wf, ur
+  std::array<double, 3> lambda{0.9, 0.7, 0.5};
+
+  int64_t shared_columns(int category) const;  // round(λ_c · d)
+  // Σ_c n_c (s_c + 2 (d − s_c)) + (unpaired source + unpaired target) · d
+  int64_t parameter_count() const;
+  // Checks ids in range and one-to-one; throws InputError.
+  void validate() const;
+};
+
+// The parameters of both matrices; source() and target() assemble them.
+class SharedPrivateBlocks : public torch::nn::Module {
+ public:
+  SharedPrivateBlocks(const SharedPrivateLayout& layout, int64_t pad_id);
+  at::Tensor source() const;  // [V_src, d]
+  at::Tensor target() const;  // [V_tgt, d]
+  const SharedPrivateLayout& layout() const { return layout_; }
+
+ private:
+  at::Tensor assemble(bool source_side) const;
+  SharedPrivateLayout layout_;
+  std::array<at::Tensor, 3> shared_, src_private_, tgt_private_;
+  at::Tensor src_unpaired_, tgt_unpaired_;
+  at::Tensor src_order_, tgt_order_;  // vocabulary id → row of the stacked blocks
+};
+
+// One side of the shared-private pair seen as a WordMatrix, so lookups, every logit estimator
+// and the analyses work on it unchanged.
+class AssembledMatrix : public WordMatrix {
+ public:
+  AssembledMatrix(std::shared_ptr<SharedPrivateBlocks> blocks, bool source_side);
+  at::Tensor lookup(const at::Tensor& ids) const override { return at::embedding(full(), ids); }
+  at::Tensor project(const at::Tensor& h) const override { return at::matmul(h, full().t()); }
+  at::Tensor row_norms() const override { return full().norm(2, {1}); }
+  at::Tensor full() const override { return source_side_ ? blocks_->source() : blocks_->target(); }
+
+ private:
+  std::shared_ptr<SharedPrivateBlocks> blocks_;
+  bool source_side_;
+};
+
+}  // namespace yoke

@@ -1,0 +1,265 @@
+// The sharing schemes and logit estimators against their formulas (design.md; seed 001 §2.2).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "embed/sharing.h"
+#include "util/config.h"
+#include "util/error.h"
+
+using namespace yoke;
+
+namespace {
+
+EmbeddingSpec small_spec(Tie tie, Estimator out, int64_t v = 11, int64_t d = 6) {
+  EmbeddingSpec s;
+  s.tie = tie;
+  s.output = out;
+  s.src_vocab = v;
+  s.tgt_vocab = v;
+  s.joint_vocab = true;
+  s.dim = d;
+  s.scale_by_sqrt_dim = false;
+  return s;
+}
+
+const Estimator kEstimators[] = {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance,
+                                 Estimator::cosine};
+
+// ℓ straight from the formulas in design.md, row by row.
+at::Tensor direct_logits(Estimator e, const at::Tensor& w, const at::Tensor& h) {
+  auto out = at::empty({h.size(0), w.size(0)}, at::kDouble);
+  auto wd = w.to(at::kDouble), hd = h.to(at::kDouble);
+  for (int64_t n = 0; n < h.size(0); ++n)
+    for (int64_t i = 0; i < w.size(0); ++i) {
+      const double dot = (wd[i] * hd[n]).sum().item<double>();
+      const double norm = std::max(wd[i].norm().item<double>(), 1e-6);
+      double v = dot;
+      if (e == Estimator::l2 || e == Estimator::cosine) v = dot / norm;
+      if (e == Estimator::square) v = dot / (norm * norm);
+      if (e == Estimator::distance) v = dot - 0.5 * norm * norm;
+      out[n][i] = v;
+    }
+  return out;
+}
+
+}  // namespace
+
+class EstimatorLogits : public ::testing::TestWithParam<Estimator> {};
+
+TEST_P(EstimatorLogits, MatchTheFormula) {
+  at::manual_seed(3);
+  WordEmbeddings emb(small_spec(Tie::all, GetParam()));
+  auto h = at::randn({5, 6});
+  auto got = emb.logits(h).to(at::kDouble);
+  auto want = direct_logits(GetParam(), emb.output().full().detach(), h);
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << estimator_name(GetParam());
+}
+
+TEST_P(EstimatorLogits, FactoredMatrixMatchesItsProduct) {
+  at::manual_seed(4);
+  auto spec = small_spec(Tie::all, GetParam(), 13, 8);
+  spec.factored_rank = 3;
+  WordEmbeddings emb(spec);
+  auto h = at::randn({4, 8});
+  auto w = emb.output().full().detach();
+  EXPECT_EQ(w.size(0), 13);
+  EXPECT_TRUE(at::allclose(emb.logits(h).to(at::kDouble), direct_logits(GetParam(), w, h), 1e-4, 1e-4));
+  // ℓ = A(Bh): the lookup of id 5 is row 5 of A·B.
+  auto ids = at::tensor({5}, at::kLong);
+  auto row = emb.embed_target(ids).squeeze(0).detach();
+  auto expect = GetParam() == Estimator::l2 ? w[5] / w[5].norm() : w[5];
+  EXPECT_TRUE(at::allclose(row, expect, 1e-5, 1e-5));
+}
+
+TEST_P(EstimatorLogits, ZeroRowIsSafe) {
+  WordEmbeddings emb(small_spec(Tie::all, GetParam()));
+  {
+    at::NoGradGuard g;
+    emb.output().weight.zero_();
+  }
+  auto h = at::randn({3, 6});
+  auto logits = emb.logits(h);
+  auto ids = at::tensor({0, 1}, at::kLong);
+  auto loss = logits.sum() + emb.embed_target(ids).sum();
+  loss.backward();
+  EXPECT_TRUE(at::isfinite(logits).all().item<bool>());
+  EXPECT_TRUE(at::isfinite(emb.output().weight.grad()).all().item<bool>());
+}
+
+TEST_P(EstimatorLogits, TiedGradientIsSumOfBothPaths) {
+  at::manual_seed(5);
+  WordEmbeddings emb(small_spec(Tie::all, GetParam()));
+  auto& w = emb.output().weight;
+  auto ids = at::tensor({1, 4, 4, 7}, at::kLong);
+  auto h = at::randn({3, 6});
+  auto c = at::randn({4, 6});  // arbitrary downstream weights on the looked-up rows
+  auto path_a = [&] { return (emb.embed_target(ids) * c).sum(); };
+  auto path_b = [&] { return at::log_softmax(emb.logits(h), -1).select(1, 2).sum(); };
+  (path_a() + path_b()).backward();
+  auto both = w.grad().clone();
+  w.mutable_grad().zero_();
+  path_a().backward();
+  auto ga = w.grad().clone();
+  w.mutable_grad().zero_();
+  path_b().backward();
+  auto gb = w.grad().clone();
+  EXPECT_TRUE(at::allclose(both, ga + gb, 1e-5, 1e-6));
+  EXPECT_GT(ga.abs().sum().item<double>(), 0);
+  EXPECT_GT(gb.abs().sum().item<double>(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEstimators, EstimatorLogits, ::testing::ValuesIn(kEstimators),
+                         [](const auto& info) { return std::string(estimator_name(info.param)); });
+
+TEST(InputGradScale, ScalesOnlyTheLookupPath) {
+  auto spec = small_spec(Tie::all, Estimator::dot);
+  at::manual_seed(6);
+  WordEmbeddings plain(spec);
+  spec.input_grad_scale = 0.25;
+  WordEmbeddings scaled(spec);
+  {
+    at::NoGradGuard g;
+    scaled.output().weight.copy_(plain.output().weight);
+  }
+  auto ids = at::tensor({2, 3, 3}, at::kLong);
+  auto h = at::randn({2, 6});
+  // Forward unchanged.
+  EXPECT_TRUE(at::equal(plain.embed_target(ids), scaled.embed_target(ids)));
+  // Path A scaled by α.
+  plain.embed_target(ids).pow(2).sum().backward();
+  scaled.embed_target(ids).pow(2).sum().backward();
+  EXPECT_TRUE(at::allclose(scaled.output().weight.grad(), 0.25 * plain.output().weight.grad(), 1e-6, 1e-7));
+  // Path B untouched.
+  plain.output().weight.mutable_grad().zero_();
+  scaled.output().weight.mutable_grad().zero_();
+  plain.logits(h).pow(2).sum().backward();
+  scaled.logits(h).pow(2).sum().backward();
+  EXPECT_TRUE(at::allclose(scaled.output().weight.grad(), plain.output().weight.grad(), 1e-6, 1e-7));
+}
+
+TEST(EstimatorProperties, IdentityHoldsForL2AndCosine) {
+  at::manual_seed(7);
+  for (Estimator e : {Estimator::l2, Estimator::cosine}) {
+    auto spec = small_spec(Tie::all, e, 50, 16);
+    WordEmbeddings emb(spec);
+    {
+      at::NoGradGuard g;
+      emb.output().weight.mul_(at::rand({50, 1}) * 3 + 0.1);  // very different norms
+    }
+    auto w = emb.output().full().detach();
+    for (int64_t k = 1; k < 50; ++k) {
+      // h = w_k (for l2 the matrix is the normalized one, so h = w_k/‖w_k‖).
+      auto h = e == Estimator::l2 ? (w[k] / w[k].norm()).unsqueeze(0) : w[k].unsqueeze(0);
+      EXPECT_EQ(emb.logits(h).argmax(-1).item<int64_t>(), k) << estimator_name(e) << " k=" << k;
+    }
+  }
+}
+
+TEST(EstimatorProperties, DotLacksIdentityWhenNormsDiffer) {
+  auto spec = small_spec(Tie::all, Estimator::dot, 3, 2);
+  WordEmbeddings emb(spec);
+  {
+    at::NoGradGuard g;
+    emb.output().weight.copy_(at::tensor({0.0f, 0.0f, 1.0f, 0.0f, 3.0f, 0.5f}).view({3, 2}));
+  }
+  auto h = emb.output().weight[1].detach().unsqueeze(0);  // h = w_1, but w_2 has a larger norm
+  EXPECT_EQ(emb.logits(h).argmax(-1).item<int64_t>(), 2);
+}
+
+TEST(EstimatorProperties, NormalityHoldsForL2) {
+  at::manual_seed(8);
+  WordEmbeddings emb(small_spec(Tie::all, Estimator::l2, 40, 12));
+  {
+    at::NoGradGuard g;
+    emb.output().weight.mul_(5);
+  }
+  auto h = at::randn({200, 12});
+  h = h / h.norm(2, {1}, true) * at::rand({200, 1});  // ‖h‖ ≤ 1
+  EXPECT_LE(emb.logits(h).max().item<double>(), 1.0 + 1e-6);
+  // and dot does not have it
+  WordEmbeddings dot(small_spec(Tie::all, Estimator::dot, 40, 12));
+  {
+    at::NoGradGuard g;
+    dot.output().weight.copy_(emb.output().weight);
+  }
+  EXPECT_GT(dot.logits(h).max().item<double>(), 1.0);
+}
+
+TEST(Sharing, TiedRolesAreOneObject) {
+  WordEmbeddings none(small_spec(Tie::none, Estimator::dot));
+  EXPECT_NE(none.source(), &none.target());
+  EXPECT_NE(&none.target(), &none.output());
+  WordEmbeddings dec(small_spec(Tie::decoder, Estimator::dot));
+  EXPECT_NE(dec.source(), &dec.target());
+  EXPECT_EQ(&dec.target(), &dec.output());
+  WordEmbeddings all(small_spec(Tie::all, Estimator::dot));
+  EXPECT_EQ(all.source(), &all.target());
+  EXPECT_EQ(&all.target(), &all.output());
+  WordEmbeddings st(small_spec(Tie::src_tgt, Estimator::dot));
+  EXPECT_EQ(st.source(), &st.target());
+  EXPECT_NE(&st.target(), &st.output());
+  // Parameters registered once: the module's parameter count is the closed form.
+  for (Tie t : {Tie::none, Tie::decoder, Tie::all, Tie::src_tgt}) {
+    WordEmbeddings e(small_spec(t, Estimator::dot));
+    int64_t n = 0;
+    for (auto& p : e.parameters()) n += p.numel();
+    EXPECT_EQ(n, count_embeddings(e.spec()).emb) << tie_name(t);
+  }
+}
+
+TEST(Accounting, ClosedForms) {
+  auto s = small_spec(Tie::none, Estimator::dot, 8000, 256);
+  EXPECT_EQ(count_embeddings(s).emb, 3 * 8000 * 256);
+  s.tie = Tie::decoder;
+  EXPECT_EQ(count_embeddings(s).emb, 2 * 8000 * 256);
+  EXPECT_NEAR(count_embeddings(s).red(), 1.0 / 3, 1e-12);
+  s.tie = Tie::all;
+  EXPECT_EQ(count_embeddings(s).emb, 8000 * 256);
+  EXPECT_NEAR(count_embeddings(s).red(), 2.0 / 3, 1e-12);
+  s.factored_rank = 64;
+  EXPECT_EQ(count_embeddings(s).emb, 64 * (8000 + 256));
+  s.factored_rank = 0;
+  s.tie = Tie::src_tgt;
+  EXPECT_EQ(count_embeddings(s).emb, 2 * 8000 * 256);
+  // A language model: E_t and U only.
+  auto lm = s;
+  lm.src_vocab = 0;
+  lm.tie = Tie::none;
+  EXPECT_EQ(count_embeddings(lm).emb, 2 * 8000 * 256);
+  lm.tie = Tie::all;
+  EXPECT_NEAR(count_embeddings(lm).red(), 0.5, 1e-12);
+}
+
+TEST(Accounting, Seed003Tables) {
+  // Zh⇒En (table 1): 30K vocabularies both sides, d = 512. Vanilla Emb. 46.1M, decoder WT 30.7M.
+  auto s = small_spec(Tie::decoder, Estimator::dot, 30000, 512);
+  s.joint_vocab = false;
+  EXPECT_NEAR(count_embeddings(s).emb / 1e6, 30.7, 0.05);
+  EXPECT_NEAR(count_embeddings(s).emb_untied / 1e6, 46.1, 0.05);
+  EXPECT_NEAR(100 * count_embeddings(s).red(), 33.3, 0.1);  // the paper prints 33.4 from rounded M
+  // En⇒De (table 2): three-way WT on a joint ~36.9K vocabulary, Emb. 18.9M, against a vanilla model
+  // with separate ~35.0K/35.7K vocabularies (Emb. 54.5M): Red. 65.3%.
+  auto t = small_spec(Tie::all, Estimator::dot, 36914, 512);
+  auto c = count_embeddings(t, 34961, 35742);
+  EXPECT_NEAR(c.emb / 1e6, 18.9, 0.05);
+  EXPECT_NEAR(c.emb_untied / 1e6, 54.5, 0.05);
+  EXPECT_NEAR(100 * c.red(), 65.3, 0.05);
+}
+
+TEST(Sharing, ThreeWayNeedsAJointVocabulary) {
+  Config c;
+  c.tie = "all";
+  c.src_vocab_size = 8000;
+  c.tgt_vocab_size = 9000;
+  c.joint_vocab = false;
+  try {
+    EmbeddingSpec::from_config(c);
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("joint"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--joint"), std::string::npos) << e.what();
+  }
+  c.tie = "decoder";
+  EXPECT_NO_THROW(EmbeddingSpec::from_config(c));
+}

@@ -1,0 +1,253 @@
+// Transformer, search, optimizer and checkpoints on small random models.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "decode/search.h"
+#include "decode/translator.h"
+#include "text/vocab.h"
+#include "train/checkpoint.h"
+#include "train/flat_adam.h"
+#include "train/loss.h"
+#include "train/model_store.h"
+#include "util/config.h"
+
+using namespace yoke;
+
+namespace {
+
+Config tiny_config(const std::string& tie = "all", const std::string& output = "dot") {
+  Config c;
+  c.src_vocab_size = c.tgt_vocab_size = 24;
+  c.joint_vocab = true;
+  c.d_model = 16;
+  c.heads = 2;
+  c.ffn_dim = 32;
+  c.encoder_layers = c.decoder_layers = 2;
+  c.dropout = 0.0;
+  c.tie = tie;
+  c.output = output;
+  c.max_positions = 64;
+  return c;
+}
+
+// Random sentences over ids 4..V-1 (0–3 are pad/unk/bos/eos), right-padded, with eos.
+at::Tensor random_source(int64_t n, int64_t max_len, int64_t vocab, uint64_t seed) {
+  at::manual_seed(seed);
+  auto lens = at::randint(2, max_len, {n});
+  auto src = at::zeros({n, max_len + 1}, at::kLong);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t l = lens[i].item<int64_t>();
+    src[i].narrow(0, 0, l).copy_(at::randint(4, vocab, {l}));
+    src[i][l] = Vocab::eos;
+  }
+  return src;
+}
+
+}  // namespace
+
+TEST(Transformer, IncrementalDecodingEqualsFullDecoding) {
+  for (const char* norm : {"pre", "post"}) {
+    auto cfg = tiny_config();
+    cfg.norm = norm;
+    at::manual_seed(1);
+    auto model = build_model(cfg);
+    model->eval();
+    at::NoGradGuard g;
+    auto src = random_source(3, 7, 24, 2);
+    auto tgt = at::randint(4, 24, {3, 6});
+    tgt.select(1, 0).fill_(Vocab::bos);
+    auto enc = model->encode(src);
+    auto full = model->decode(tgt, &enc);
+    auto state = model->start(&enc);
+    for (int64_t t = 0; t < 6; ++t) {
+      auto h = model->step(tgt.select(1, t), state);
+      EXPECT_TRUE(at::allclose(h, full.select(1, t), 1e-4, 1e-5)) << norm << " step " << t;
+    }
+  }
+}
+
+TEST(Transformer, CrossLayerSharesOneSetOfWeights) {
+  auto cfg = tiny_config();
+  cfg.encoder_layers = cfg.decoder_layers = 4;
+  auto deep = build_model(cfg);
+  cfg.cross_layer = true;
+  auto shared = build_model(cfg);
+  cfg.cross_layer = false;
+  cfg.encoder_layers = cfg.decoder_layers = 1;
+  auto one = build_model(cfg);
+  auto count = [](const auto& m) { int64_t n = 0; for (auto& p : m->parameters()) n += p.numel(); return n; };
+  EXPECT_EQ(count(shared), count(one));
+  EXPECT_GT(count(deep), count(one));
+}
+
+TEST(Search, BeamOfOneEqualsGreedy) {
+  at::manual_seed(3);
+  auto model = build_model(tiny_config());
+  model->eval();
+  auto src = random_source(5, 8, 24, 4);
+  SearchOptions o;
+  o.beam = 1;
+  auto greedy = greedy_search(*model, src, o);
+  auto beam1 = beam_search(*model, src, o);
+  EXPECT_EQ(greedy, beam1);
+}
+
+TEST(Search, BatchingDoesNotChangeOutput) {
+  at::manual_seed(5);
+  auto model = build_model(tiny_config("decoder", "cosine"));
+  model->eval();
+  std::vector<std::vector<int>> sources;
+  auto src = random_source(9, 10, 24, 6);
+  for (int64_t i = 0; i < 9; ++i) {
+    std::vector<int> s;
+    for (int64_t j = 0; src[i][j].item<int64_t>() != Vocab::eos; ++j) s.push_back(int(src[i][j].item<int64_t>()));
+    sources.push_back(s);
+  }
+  for (int beam : {1, 4}) {
+    SearchOptions o;
+    o.beam = beam;
+    auto batched = translate_ids(*model, sources, o, 100000);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      auto alone = translate_ids(*model, {sources[i]}, o, 100000);
+      EXPECT_EQ(alone[0], batched[i]) << "beam " << beam << " sentence " << i;
+    }
+  }
+}
+
+TEST(Search, BeamFindsAtLeastTheGreedyScore) {
+  at::manual_seed(7);
+  auto model = build_model(tiny_config());
+  model->eval();
+  auto src = random_source(6, 8, 24, 8);
+  SearchOptions g, b;
+  g.beam = 1;
+  b.beam = 6;
+  b.lenpen = 0.0;  // compare raw log-probabilities
+  auto score = [&](const at::Tensor& row, const std::vector<int>& hyp) {
+    at::NoGradGuard ng;
+    auto enc = model->encode(row.unsqueeze(0));
+    auto state = model->start(&enc);
+    double total = 0;
+    int64_t prev = Vocab::bos;
+    std::vector<int> seq = hyp;
+    seq.push_back(Vocab::eos);
+    for (int tok : seq) {
+      auto lp = at::log_softmax(model->logits(model->step(at::tensor({prev}, at::kLong), state)), -1);
+      total += lp[0][tok].item<double>();
+      prev = tok;
+    }
+    return total;
+  };
+  auto gh = greedy_search(*model, src, g);
+  auto bh = beam_search(*model, src, b);
+  for (int64_t i = 0; i < 6; ++i) {
+    if (gh[i].size() + 1 >= size_t(1.2 * 8 + 10)) continue;  // greedy hit the length limit
+    EXPECT_GE(score(src[i], bh[i]) + 1e-4, score(src[i], gh[i])) << "sentence " << i;
+  }
+}
+
+TEST(Loss, LabelSmoothingMatchesDefinition) {
+  at::manual_seed(9);
+  auto logits = at::randn({7, 10});
+  auto target = at::randint(0, 10, {7});
+  const double eps = 0.1;
+  auto out = label_smoothed_loss(logits, target, eps);
+  auto lp = at::log_softmax(logits.to(at::kDouble), -1);
+  double want = 0, nll = 0;
+  for (int64_t n = 0; n < 7; ++n)
+    for (int64_t v = 0; v < 10; ++v) {
+      const double q = v == target[n].item<int64_t>() ? 1 - eps : eps / 9;
+      want -= q * lp[n][v].item<double>();
+      if (q == 1 - eps) nll -= lp[n][v].item<double>();
+    }
+  EXPECT_NEAR(out.loss.item<double>(), want, 1e-4);
+  EXPECT_NEAR(out.nll.item<double>(), nll, 1e-4);
+}
+
+TEST(FlatAdam, MatchesTextbookAdam) {
+  at::manual_seed(10);
+  auto a = at::randn({3, 4}).requires_grad_();
+  auto b = at::randn({5}).requires_grad_();
+  auto ra = a.detach().clone().to(at::kDouble), rb = b.detach().clone().to(at::kDouble);
+  FlatAdam opt({a, b}, AdamOptions{0.9, 0.98, 1e-8, 0.0});
+  std::vector<at::Tensor> m = {at::zeros_like(ra), at::zeros_like(rb)}, v = m;
+  std::vector<at::Tensor> ref = {ra, rb};
+  v = {at::zeros_like(ra), at::zeros_like(rb)};
+  for (int step = 1; step <= 5; ++step) {
+    opt.zero_grad();
+    ((a * a).sum() + (b.pow(3)).sum()).backward();
+    std::vector<at::Tensor> g = {2 * ref[0], 3 * ref[1] * ref[1]};
+    opt.step(0.01);
+    for (int i = 0; i < 2; ++i) {
+      m[i] = 0.9 * m[i] + 0.1 * g[i];
+      v[i] = 0.98 * v[i] + 0.02 * g[i] * g[i];
+      auto mh = m[i] / (1 - std::pow(0.9, step)), vh = v[i] / (1 - std::pow(0.98, step));
+      ref[i] = ref[i] - 0.01 * mh / (vh.sqrt() + 1e-8);
+    }
+  }
+  EXPECT_TRUE(at::allclose(a.detach().to(at::kDouble), ref[0], 1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose(b.detach().to(at::kDouble), ref[1], 1e-5, 1e-6));
+}
+
+TEST(Checkpoint, RoundTripsAModel) {
+  const auto path = std::filesystem::temp_directory_path() / "yoke_ckpt_test.ykp";
+  at::manual_seed(11);
+  auto a = build_model(tiny_config("none", "l2"));
+  Checkpoint c;
+  c.meta = {{"hello", 1}};
+  for (auto& [k, t] : module_state(*a)) c.tensors[k] = t;
+  save_checkpoint(path.string(), c);
+  at::manual_seed(12);
+  auto b = build_model(tiny_config("none", "l2"));
+  auto loaded = load_checkpoint(path.string());
+  load_module_state(*b, loaded.tensors, path.string());
+  EXPECT_EQ(loaded.meta.at("hello"), 1);
+  for (auto& [k, t] : module_state(*a)) EXPECT_TRUE(at::equal(t, module_state(*b).at(k))) << k;
+  std::filesystem::remove(path);
+}
+
+// Every tie × output combination trains: loss on a fixed copy task goes down.
+class TieOutputTrains : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(TieOutputTrains, LossGoesDown) {
+  auto [tie, output] = GetParam();
+  at::manual_seed(13);
+  auto cfg = tiny_config(tie, output);
+  cfg.factored_rank = 0;
+  auto model = build_model(cfg);
+  model->train();
+  std::vector<at::Tensor> params;
+  for (auto& p : model->parameters()) params.push_back(p);
+  FlatAdam opt(params, AdamOptions{});
+  auto src = random_source(16, 6, 24, 14);
+  // Target = source (a copy task): tgt_in = bos + x, tgt_out = x + eos.
+  auto tgt_out = src.clone();
+  auto tgt_in = at::cat({at::full({16, 1}, Vocab::bos, at::kLong), src.narrow(1, 0, src.size(1) - 1)}, 1);
+  tgt_in.masked_fill_(tgt_in.eq(Vocab::eos), Vocab::pad);
+  auto loss_now = [&] {
+    auto enc = model->encode(src);
+    auto sel = select_real_positions(model->decode(tgt_in, &enc), tgt_out, Vocab::pad);
+    return label_smoothed_loss(model->logits(sel.hidden), sel.target, 0.0);
+  };
+  const double first = loss_now().loss.item<double>();
+  for (int step = 1; step <= 30; ++step) {
+    opt.zero_grad();
+    auto l = loss_now();
+    l.loss.backward();
+    opt.scale_grad(1.0 / double(l.tokens));
+    opt.step(3e-3);
+  }
+  const double last = loss_now().loss.item<double>();
+  EXPECT_TRUE(std::isfinite(last));
+  EXPECT_LT(last, 0.8 * first) << tie << " × " << output;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCombinations, TieOutputTrains,
+                         ::testing::Combine(::testing::Values("none", "decoder", "all", "src-tgt"),
+                                            ::testing::Values("dot", "l2", "square", "distance", "cosine")),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (auto& ch : n) if (ch == '-') ch = '_';
+                           return n;
+                         });
