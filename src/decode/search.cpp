@@ -93,10 +93,10 @@ std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& 
     const int64_t rows = int64_t(active.size()) * k;
     auto lp = next_log_probs(model, tokens, state);
     const int64_t vocab = lp.size(1);
-    // Sentences at their length limit may only end.
+    // Sentences whose hypotheses hold max_len tokens may only end (as greedy search does).
     std::vector<int64_t> forced;
     for (size_t i = 0; i < active.size(); ++i)
-      if (t + 1 >= max_len[active[i]]) for (int64_t b = 0; b < k; ++b) forced.push_back(int64_t(i) * k + b);
+      if (t >= max_len[active[i]]) for (int64_t b = 0; b < k; ++b) forced.push_back(int64_t(i) * k + b);
     if (!forced.empty()) {
       auto idx = index_tensor(forced, device);
       auto eos_col = lp.index_select(0, idx).select(1, Vocab::eos).clone();
@@ -130,7 +130,7 @@ std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& 
           live.push_back(j);
         }
       }
-      if (int64_t(finished[s].size()) >= k || t + 1 >= max_len[s] || live.empty()) continue;
+      if (int64_t(finished[s].size()) >= k || t >= max_len[s] || live.empty()) continue;
       next_active.push_back(s);
       for (int64_t b = 0; b < k; ++b) {
         // Fewer than k live candidates: pad with a dead copy of the first.
