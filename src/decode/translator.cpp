@@ -12,7 +12,7 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
                                             const std::function<void(size_t)>& on_batch) {
   const bool was_training = model.is_training();
   model.eval();
-  const auto device = model.embeddings->target().parameters().front().device();
+  const auto device = model.parameters().front().device();
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
   // Longest first: the slowest batches come early, so the ETA is honest; stable for ties.
