@@ -1,0 +1,106 @@
+// Does a logit estimator cost anything? (seed 001 §2.2 claims almost nothing.) Trains the
+// reference model (d=256, 3+3 layers, 4 heads, FFN 1024, joint V=8000, tie all) with each
+// estimator on the same fixed batches, in interleaved rounds so that drift in the machine's
+// speed falls on every estimator alike, and reports training tokens/s and the ratio to `dot`.
+// The last line of output is one JSON object with every figure.
+//
+//   build/yoke_bench_estimators [--rounds R] [--steps S] [--tokens N] [--threads T] [--tie all]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/workload.h"
+#include "train/batch_loss.h"
+#include "train/flat_adam.h"
+#include "train/model_store.h"
+
+using namespace yoke;
+
+namespace {
+
+struct Runner {
+  std::shared_ptr<Transformer> model;
+  std::unique_ptr<FlatAdam> opt;
+  double seconds = 0;
+  int64_t tokens = 0;
+
+  void step(const Batch& b) {
+    opt->zero_grad();
+    auto out = batch_loss(*model, b, 0.1);
+    out.loss.backward();
+    opt->scale_grad(1.0 / double(out.tokens));
+    opt->step(5e-4);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 3, steps = 4, threads = 0;
+  int64_t tokens = 2048;
+  std::string tie = "all";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--rounds") rounds = std::atoi(argv[i + 1]);
+    else if (k == "--steps") steps = std::atoi(argv[i + 1]);
+    else if (k == "--tokens") tokens = std::atoll(argv[i + 1]);
+    else if (k == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (k == "--tie") tie = argv[i + 1];
+    else { std::fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
+  }
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+
+  Config cfg;
+  cfg.src_vocab_size = cfg.tgt_vocab_size = 8000;
+  cfg.joint_vocab = true;
+  cfg.tie = tie;
+  const auto batches = bench::synthetic_batches(steps, tokens, 8000, 7);
+  const char* estimators[] = {"dot", "l2", "square", "distance", "cosine"};
+  std::map<std::string, Runner> runners;
+  for (const char* e : estimators) {
+    cfg.output = e;
+    at::manual_seed(1);
+    Runner r;
+    r.model = build_model(cfg);
+    r.model->train();
+    std::vector<at::Tensor> params;
+    for (auto& p : r.model->parameters()) params.push_back(p);
+    r.opt = std::make_unique<FlatAdam>(params, AdamOptions{});
+    r.step(batches[0]);  // warm-up: allocator and thread pool
+    runners.emplace(e, std::move(r));
+  }
+  std::fprintf(stderr, "estimators: %d rounds × %d steps of ~%lld tokens per side, tie %s, %d threads\n", rounds, steps,
+               (long long)tokens, tie.c_str(), threads);
+  for (int round = 0; round < rounds; ++round) {
+    for (const char* e : estimators) {
+      auto& r = runners.at(e);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const auto& b : batches) {
+        r.step(b);
+        r.tokens += b.src_tokens + b.tgt_tokens;
+      }
+      r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    std::fprintf(stderr, "  round %d/%d done\n", round + 1, rounds);
+  }
+  nlohmann::json out = {{"benchmark", "estimators"}, {"tie", tie}, {"threads", threads}, {"rounds", rounds},
+                        {"steps", steps}, {"tokens_per_side", tokens}};
+  const double dot_rate = double(runners.at("dot").tokens) / runners.at("dot").seconds;
+  std::printf("%-10s %12s %10s\n", "output", "tokens/s", "vs dot");
+  for (const char* e : estimators) {
+    const auto& r = runners.at(e);
+    const double rate = double(r.tokens) / r.seconds;
+    std::printf("%-10s %12.0f %10.3f\n", e, rate, rate / dot_rate);
+    out["tokens_per_s"][e] = rate;
+    out["ratio_to_dot"][e] = rate / dot_rate;
+  }
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}
