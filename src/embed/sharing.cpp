@@ -116,7 +116,39 @@ WordEmbeddings::WordEmbeddings(const EmbeddingSpec& spec) : spec_(spec) {
   }
 }
 
-at::Tensor WordEmbeddings::input(const WordMatrix& m, const at::Tensor& ids) const {
+std::shared_ptr<const WordMatrix> WordEmbeddings::use(const WordMatrix& m, Path path) const {
+  if (!tracking_ || !at::GradMode::is_enabled()) return std::shared_ptr<const WordMatrix>(std::shared_ptr<void>(), &m);
+  auto full = m.full();
+  auto view = full.view(full.sizes());
+  auto record = path_grads_;
+  const auto key = std::make_pair(&m, int(path));
+  view.register_hook([record, key](const at::Tensor& g) {
+    auto& sum = (*record)[key];
+    sum = sum.defined() ? sum + g.detach() : g.detach().clone();
+  });
+  return std::make_shared<TensorMatrix>(view);
+}
+
+GradientPaths WordEmbeddings::take_gradient_paths() {
+  GradientPaths out;
+  out.cosine_ab = std::nan("");
+  at::NoGradGuard no_grad;
+  for (const auto& [key, g] : *path_grads_) {
+    const double sq = g.to(at::kDouble).pow(2).sum().item<double>();
+    (key.second == path_input ? out.input_sq : out.output_sq) += sq;
+    if (key.second != path_output) continue;
+    auto other = path_grads_->find({key.first, path_input});
+    if (other != path_grads_->end())
+      out.cosine_ab = at::cosine_similarity(g.reshape(-1).to(at::kDouble), other->second.reshape(-1).to(at::kDouble), 0)
+                          .item<double>();
+  }
+  path_grads_->clear();
+  return out;
+}
+
+at::Tensor WordEmbeddings::input(const WordMatrix& matrix, const at::Tensor& ids) const {
+  const auto m_use = use(matrix, path_input);
+  const WordMatrix& m = *m_use;
   auto x = estimator_lookup(spec_.output, m, ids);
   if (spec_.input_grad_scale != 1.0) {
     // Forward value x, backward α·∂L/∂x: only path A (the lookup) is scaled.
@@ -129,6 +161,6 @@ at::Tensor WordEmbeddings::input(const WordMatrix& m, const at::Tensor& ids) con
 
 at::Tensor WordEmbeddings::embed_source(const at::Tensor& ids) const { return input(*source_, ids); }
 at::Tensor WordEmbeddings::embed_target(const at::Tensor& ids) const { return input(*target_, ids); }
-at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *output_, h); }
+at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *use(*output_, path_output), h); }
 
 }  // namespace yoke

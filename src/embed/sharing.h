@@ -7,6 +7,8 @@
 // A language model (no source side) has E_t and U: `none` or `all`.
 // A matrix used in several places is one parameter, so autograd sums the gradients of every use.
 #pragma once
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -53,6 +55,15 @@ struct EmbeddingCount {
 // vocabulary against a vanilla model with separate ones).
 EmbeddingCount count_embeddings(const EmbeddingSpec&, int64_t baseline_src_vocab = -1, int64_t baseline_tgt_vocab = -1);
 
+// Where the gradient of the word matrices came from in the last backward passes (seed 004
+// §4.2–4.5): path A = every input lookup, path B = the output projection. share_output =
+// ‖g_B‖² / (‖g_A‖² + ‖g_B‖²), summed over the matrices; cosine_ab = cos(g_A, g_B) on the
+// matrix that serves both roles (NaN when no matrix does: tie none, src-tgt).
+struct GradientPaths {
+  double input_sq = 0, output_sq = 0, cosine_ab = 0;
+  double share_output() const { return output_sq / std::max(1e-30, input_sq + output_sq); }
+};
+
 class WordEmbeddings : public torch::nn::Module {
  public:
   explicit WordEmbeddings(const EmbeddingSpec& spec);
@@ -67,12 +78,24 @@ class WordEmbeddings : public torch::nn::Module {
   const WordMatrix& target() const { return *target_; }
   const WordMatrix& output() const { return *output_; }
 
+  // While on, every differentiable use of a matrix records the gradient that reaches it, by
+  // path; take_gradient_paths() sums what was recorded since the last call and clears it.
+  void track_gradient_paths(bool on) { tracking_ = on; }
+  GradientPaths take_gradient_paths();
+
  private:
+  enum Path { path_input = 0, path_output = 1 };
   at::Tensor input(const WordMatrix& m, const at::Tensor& ids) const;
+  // m itself, or while tracking a view of it whose gradient is added to the path's record.
+  std::shared_ptr<const WordMatrix> use(const WordMatrix& m, Path path) const;
 
   EmbeddingSpec spec_;
   std::shared_ptr<WordMatrix> source_, target_, output_;
   std::shared_ptr<SharedPrivateBlocks> blocks_;
+  bool tracking_ = false;
+  // Recorded gradients per (matrix, path), summed over uses and backward passes.
+  std::shared_ptr<std::map<std::pair<const WordMatrix*, int>, at::Tensor>> path_grads_ =
+      std::make_shared<std::map<std::pair<const WordMatrix*, int>, at::Tensor>>();
 };
 
 }  // namespace yoke

@@ -28,4 +28,18 @@ class WordMatrix : public torch::nn::Module {
   int64_t vocab_, dim_, rank_;
 };
 
+// A WordMatrix view of a given [V, d] tensor, e.g. one use of a shared matrix that gradient
+// hooks can tell apart from its other uses.
+class TensorMatrix : public WordMatrix {
+ public:
+  explicit TensorMatrix(at::Tensor w) : WordMatrix(w.size(0), w.size(1)), w_(std::move(w)) {}
+  at::Tensor lookup(const at::Tensor& ids) const override { return at::embedding(w_, ids); }
+  at::Tensor project(const at::Tensor& h) const override { return at::matmul(h, w_.t()); }
+  at::Tensor row_norms() const override { return w_.norm(2, {1}); }
+  at::Tensor full() const override { return w_; }
+
+ private:
+  at::Tensor w_;
+};
+
 }  // namespace yoke

@@ -35,7 +35,7 @@ void visit_fields(C& c, F&& f) {
   f("valid_interval", c.valid_interval); f("valid_bleu", c.valid_bleu);
   f("valid_bleu_sentences", c.valid_bleu_sentences); f("patience", c.patience);
   f("early_stop_metric", c.early_stop_metric); f("save_interval", c.save_interval);
-  f("keep_last", c.keep_last); f("log_interval", c.log_interval);
+  f("keep_last", c.keep_last); f("log_interval", c.log_interval); f("log_grad_paths", c.log_grad_paths);
   f("beam", c.beam); f("lenpen", c.lenpen); f("max_len_a", c.max_len_a); f("max_len_b", c.max_len_b);
 }
 

@@ -67,6 +67,7 @@ struct Config {
   int save_interval = 0;             // updates between checkpoints; 0 = at each validation
   int keep_last = 5;
   int log_interval = 50;
+  bool log_grad_paths = false;       // log the path-A / path-B gradient shares of every update
 
   // --- decoding defaults (also used by validation BLEU)
   int beam = 5;

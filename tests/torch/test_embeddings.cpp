@@ -109,6 +109,54 @@ TEST_P(EstimatorLogits, TiedGradientIsSumOfBothPaths) {
   EXPECT_GT(gb.abs().sum().item<double>(), 0);
 }
 
+// The probe behind `log_grad_paths`: what it records per path equals the gradients computed
+// one path at a time, for every estimator, and tracking changes no gradient.
+TEST_P(EstimatorLogits, GradientPathProbeRecordsEachPath) {
+  at::manual_seed(9);
+  WordEmbeddings emb(small_spec(Tie::all, GetParam()));
+  auto& w = emb.output().weight;
+  auto ids = at::tensor({1, 4, 4, 7, 9}, at::kLong);
+  auto h = at::randn({3, 6});
+  auto c = at::randn({5, 6});
+  auto path_a = [&] { return (emb.embed_source(ids) * c).sum(); };
+  auto path_b = [&] { return at::log_softmax(emb.logits(h), -1).select(1, 2).sum(); };
+  path_a().backward();
+  auto ga = w.grad().clone();
+  w.mutable_grad().zero_();
+  path_b().backward();
+  auto gb = w.grad().clone();
+  w.mutable_grad().zero_();
+
+  emb.track_gradient_paths(true);
+  (path_a() + path_b()).backward();
+  EXPECT_TRUE(at::allclose(w.grad(), ga + gb, 1e-5, 1e-6));
+  const auto paths = emb.take_gradient_paths();
+  const double a2 = ga.pow(2).sum().item<double>(), b2 = gb.pow(2).sum().item<double>();
+  EXPECT_NEAR(paths.input_sq, a2, 1e-4 * a2);
+  EXPECT_NEAR(paths.output_sq, b2, 1e-4 * b2);
+  EXPECT_NEAR(paths.share_output(), b2 / (a2 + b2), 1e-5);
+  EXPECT_NEAR(paths.cosine_ab, at::cosine_similarity(ga.reshape(-1), gb.reshape(-1), 0).item<double>(), 1e-4);
+  // Taken means cleared; no-grad passes record nothing.
+  EXPECT_EQ(emb.take_gradient_paths().input_sq, 0.0);
+  {
+    at::NoGradGuard no_grad;
+    path_a();
+  }
+  EXPECT_EQ(emb.take_gradient_paths().input_sq, 0.0);
+}
+
+TEST(GradientPaths, UntiedMatricesHaveNoCrossTerm) {
+  at::manual_seed(10);
+  WordEmbeddings emb(small_spec(Tie::none, Estimator::dot));
+  emb.track_gradient_paths(true);
+  auto ids = at::tensor({1, 2, 3}, at::kLong);
+  ((emb.embed_target(ids) * at::randn({3, 6})).sum() + emb.logits(at::randn({2, 6})).pow(2).sum()).backward();
+  const auto p = emb.take_gradient_paths();
+  EXPECT_NEAR(p.input_sq, emb.target().weight.grad().pow(2).sum().item<double>(), 1e-5 * p.input_sq);
+  EXPECT_NEAR(p.output_sq, emb.output().weight.grad().pow(2).sum().item<double>(), 1e-5 * p.output_sq);
+  EXPECT_TRUE(std::isnan(p.cosine_ab));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEstimators, EstimatorLogits, ::testing::ValuesIn(kEstimators),
                          [](const auto& info) { return std::string(estimator_name(info.param)); });
 
