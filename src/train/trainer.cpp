@@ -16,6 +16,7 @@
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "train/batch.h"
+#include "train/batch_loss.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
 #include "train/loss.h"
@@ -51,11 +52,12 @@ struct LoopState {
   double best = NAN;
   int bad_validations = 0;
   double elapsed_s = 0;
+  double valid_s = 0;  // of elapsed_s, spent validating (not training)
   int64_t tokens = 0;
   nlohmann::json to_json() const {
     return {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"update", update},
             {"best", std::isnan(best) ? nlohmann::json() : nlohmann::json(best)},
-            {"bad_validations", bad_validations}, {"elapsed_s", elapsed_s}, {"tokens", tokens}};
+            {"bad_validations", bad_validations}, {"elapsed_s", elapsed_s}, {"valid_s", valid_s}, {"tokens", tokens}};
   }
   static LoopState from_json(const nlohmann::json& j) {
     LoopState s;
@@ -65,6 +67,7 @@ struct LoopState {
     s.best = j.at("best").is_null() ? NAN : j.at("best").get<double>();
     s.bad_validations = j.at("bad_validations");
     s.elapsed_s = j.at("elapsed_s");
+    s.valid_s = j.value("valid_s", 0.0);
     s.tokens = j.at("tokens");
     return s;
   }
@@ -136,14 +139,10 @@ void Trainer::load_data() {
     if (fs::exists(dir / f)) fs::copy_file(dir / f, fs::path(cfg_.save_dir) / f, fs::copy_options::overwrite_existing);
 }
 
-LossSums Trainer::forward(const Batch& b) {
-  auto enc = model_->encode(b.src);
-  auto hidden = model_->decode(b.tgt_in, &enc);
-  auto sel = select_real_positions(hidden, b.tgt_out, Vocab::pad);
-  return label_smoothed_loss(model_->logits(sel.hidden), sel.target, cfg_.label_smoothing);
-}
+LossSums Trainer::forward(const Batch& b) { return batch_loss(*model_, b, cfg_.label_smoothing); }
 
 ValidResult Trainer::validate() {
+  const auto t0 = std::chrono::steady_clock::now();
   at::NoGradGuard no_grad;
   model_->eval();
   ValidResult r;
@@ -172,6 +171,7 @@ ValidResult Trainer::validate() {
     r.bleu = corpus_bleu(hyps, refs).score;
   }
   model_->train();
+  st_.valid_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
@@ -243,6 +243,7 @@ TrainResult Trainer::run() {
   }
   model_ = build_model(cfg_, cfg_.data);
   model_->train();
+  model_->embeddings->track_gradient_paths(cfg_.log_grad_paths);
   std::vector<at::Tensor> params;
   for (auto& p : model_->parameters(true)) params.push_back(p);
   AdamOptions ao{cfg_.adam_beta1, cfg_.adam_beta2, cfg_.adam_eps, cfg_.weight_decay};
@@ -273,6 +274,15 @@ TrainResult Trainer::run() {
   int64_t tok_acc = 0;
   std::string stop;
 
+  // A run resumed after it reached a limit (killed while its caller translated, say) stops at
+  // once rather than training one more update.
+  auto limit_reached = [&]() -> std::string {
+    if (cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) return "max_updates";
+    if (cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60) return "max_minutes";
+    if (cfg_.patience > 0 && st_.bad_validations >= cfg_.patience) return "early stopping";
+    return "";
+  };
+  stop = limit_reached();
   while (stop.empty()) {
     if (cfg_.max_epochs > 0 && st_.epoch > cfg_.max_epochs) { stop = "max_epochs"; break; }
     const auto batches = epoch_batches(st_.epoch);
@@ -290,6 +300,12 @@ TrainResult Trainer::run() {
         tok_acc += out.tokens;
         tgt_tokens += out.tokens;
         st_.tokens += b.src_tokens + b.tgt_tokens;
+      }
+      if (cfg_.log_grad_paths) {
+        const auto gp = model_->embeddings->take_gradient_paths();
+        metrics_->write({{"type", "grad_paths"}, {"update", st_.update + 1}, {"share_output", gp.share_output()},
+                         {"input_sq", gp.input_sq}, {"output_sq", gp.output_sq},
+                         {"cosine_ab", std::isnan(gp.cosine_ab) ? nlohmann::json() : nlohmann::json(gp.cosine_ab)}});
       }
       opt_->scale_grad(1.0 / double(std::max<int64_t>(1, tgt_tokens)));  // per-token gradient
       const double gnorm = opt_->clip_grad_norm(cfg_.clip_norm);
@@ -321,8 +337,7 @@ TrainResult Trainer::run() {
       } else if (cfg_.save_interval > 0 && st_.update % cfg_.save_interval == 0) {
         save("interval");
       }
-      if (stop.empty() && cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) stop = "max_updates";
-      if (stop.empty() && cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60) stop = "max_minutes";
+      if (stop.empty()) stop = limit_reached();
     }
     if (st_.batch_in_epoch >= batches.size()) {
       if (cfg_.valid_interval == 0 && stop.empty() && after_validation(validate())) stop = "early stopping";
@@ -341,7 +356,8 @@ TrainResult Trainer::run() {
   result.best = st_.best;
   result.stop_reason = stop;
   result.train_seconds = st_.elapsed_s;
-  result.tokens_per_s = double(st_.tokens - tokens_before) / std::max(1e-9, st_.elapsed_s - elapsed_before);
+  // Over the whole run (resumed parts too), validation time left out.
+  result.tokens_per_s = double(st_.tokens) / std::max(1e-9, st_.elapsed_s - st_.valid_s);
   metrics_->write({{"type", "end"}, {"update", st_.update}, {"epoch", st_.epoch}, {"reason", stop},
                    {"best", std::isnan(st_.best) ? nlohmann::json() : nlohmann::json(st_.best)},
                    {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st_.elapsed_s}});

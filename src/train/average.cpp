@@ -1,0 +1,47 @@
+#include "train/average.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "train/checkpoint.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+
+std::vector<std::string> average_checkpoints(const std::string& dir, int n, const std::string& out_name) {
+  if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
+  std::vector<std::pair<long long, fs::path>> found;
+  for (auto& e : fs::directory_iterator(dir)) {
+    const auto f = e.path().filename().string();
+    if (f.rfind("checkpoint_u", 0) == 0 && e.path().extension() == ".ykp") found.emplace_back(std::stoll(f.substr(12)), e.path());
+  }
+  if (found.empty()) throw input_error(dir, 0, "no numbered checkpoints (checkpoint_u*.ykp) to average");
+  std::sort(found.begin(), found.end());
+  const size_t take = std::min(size_t(std::max(1, n)), found.size());
+  std::vector<std::string> use;
+  for (size_t i = found.size() - take; i < found.size(); ++i) use.push_back(found[i].second.string());
+
+  // Summed in double so that the mean of many checkpoints loses nothing to rounding.
+  Checkpoint avg = load_checkpoint(use.back());
+  for (auto& [name, t] : avg.tensors)
+    if (t.is_floating_point()) t = t.to(at::kDouble);
+  for (size_t i = 0; i + 1 < use.size(); ++i) {
+    auto c = load_checkpoint(use[i]);
+    for (auto& [name, t] : avg.tensors) {
+      auto it = c.tensors.find(name);
+      if (it == c.tensors.end() || it->second.sizes() != t.sizes())
+        throw input_error(use[i], 0, "tensor '" + name + "' missing or of another shape: checkpoints of different models?");
+      if (t.is_floating_point()) t.add_(it->second.to(at::kDouble));
+    }
+  }
+  for (auto& [name, t] : avg.tensors)
+    if (t.is_floating_point()) t = t.div(double(use.size())).to(at::kFloat);
+  avg.meta["averaged"] = nlohmann::json::array();
+  for (auto& p : use) avg.meta["averaged"].push_back(fs::path(p).filename().string());
+  save_checkpoint((fs::path(dir) / out_name).string(), avg);
+  return use;
+}
+
+}  // namespace yoke
