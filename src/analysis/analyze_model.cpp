@@ -1,0 +1,97 @@
+#include "analysis/analyze_model.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "analysis/pca.h"
+#include "analysis/properties.h"
+#include "util/svg_plot.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+namespace {
+
+// Writes <stem>.svg and, when a converter exists, <stem>.png; returns the names written.
+std::vector<std::string> write_picture(const fs::path& dir, const std::string& stem, const std::string& svg) {
+  const std::string svg_name = stem + ".svg", png_name = stem + ".png";
+  write_text_file((dir / svg_name).string(), svg);
+  std::vector<std::string> written = {svg_name};
+  if (svg_to_png((dir / svg_name).string(), (dir / png_name).string())) written.push_back(png_name);
+  return written;
+}
+
+// One side of the PCA picture: a matrix's word rows and the vocabulary that names them.
+struct Side {
+  std::string group;
+  at::Tensor rows;  // word rows only (specials left out)
+  const Vocab* vocab;
+};
+
+std::string pca_picture(const std::vector<Side>& sides, const AnalyzeOptions& o) {
+  std::vector<at::Tensor> parts;
+  for (const auto& s : sides) parts.push_back(s.rows);
+  // Fitted on every word row, drawn for the lowest ids only.
+  const Pca2d pca = pca_2d(parts);
+  std::vector<LabelledPoint> points;
+  for (size_t s = 0; s < sides.size(); ++s) {
+    const auto xy = pca.projected[s].contiguous();
+    const int64_t n = std::min(xy.size(0), o.max_points);
+    const double* p = xy.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int id = int(kFirstWordId + i);
+      std::string label = i < o.labelled_words ? sides[s].vocab->piece(id) : "";
+      points.push_back({p[2 * i], p[2 * i + 1], sides[s].group, std::move(label)});
+    }
+  }
+  PlotOptions plot;
+  plot.title = sides.size() > 1 ? "Source and target embeddings, top-2 principal components" : "Target embeddings, top-2 principal components";
+  char axis[64];
+  std::snprintf(axis, sizeof axis, "PC1 (%.1f%% of variance)", 100 * pca.explained[0]);
+  plot.x_label = axis;
+  std::snprintf(axis, sizeof axis, "PC2 (%.1f%% of variance)", 100 * pca.explained[1]);
+  plot.y_label = axis;
+  plot.height = 560;
+  return scatter(points, plot);
+}
+
+}  // namespace
+
+nlohmann::json analyze_model(const LoadedModel& m, const std::string& out_dir, const AnalyzeOptions& o) {
+  at::NoGradGuard no_grad;
+  const WordEmbeddings& emb = *m.model->embeddings;
+  const fs::path dir(out_dir);
+  fs::create_directories(dir);
+  nlohmann::json j;
+  j["estimator"] = estimator_name(emb.spec().output);
+  j["tie"] = tie_name(emb.spec().tie);
+  j["identity"] = identity_fraction(emb.spec().output, emb.output());
+  j["normality_max_logit"] = normality_max_logit(emb.spec().output, emb.output(), o.random_probes, o.seed);
+  const auto gap = tying_gap(emb);
+  j["tying_gap"] = gap ? nlohmann::json(*gap) : nlohmann::json(nullptr);
+
+  std::vector<std::pair<std::string, std::vector<double>>> samples;
+  j["norms"] = nlohmann::json::object();
+  for (const auto& rm : distinct_matrices(emb)) {
+    samples.emplace_back(rm.name, word_row_norms(*rm.matrix));
+    const NormStats s = norm_stats(samples.back().second);
+    j["norms"][rm.name] = {{"mean", s.mean}, {"std", s.std}, {"min", s.min}, {"max", s.max}};
+  }
+  PlotOptions hist;
+  hist.title = "Embedding row norms (special ids left out)";
+  hist.x_label = "‖w_i‖";
+  hist.y_label = "rows";
+  std::vector<std::string> pictures = write_picture(dir, "norms", histogram(samples, o.histogram_bins, hist));
+
+  std::vector<Side> sides;
+  auto word_rows = [](const WordMatrix& w) { return w.full().detach().slice(0, kFirstWordId); };
+  if (emb.source()) sides.push_back({"source", word_rows(*emb.source()), &m.src_vocab});
+  sides.push_back({"target", word_rows(emb.target()), &m.tgt_vocab});
+  for (auto& p : write_picture(dir, "pca", pca_picture(sides, o))) pictures.push_back(p);
+
+  j["pictures"] = pictures;
+  write_text_file((dir / "analysis.json").string(), j.dump(2) + "\n");
+  return j;
+}
+
+}  // namespace yoke

@@ -1,0 +1,29 @@
+// `yoke analyze`: every measurement on a trained model's word matrices, written as files
+// (design.md, "Measurements the toolkit makes"):
+//   norms.svg/.png   histogram of ‖w_i‖, one sample per distinct matrix (seed 001 figure 2)
+//   pca.svg/.png     source and target rows on their top-2 principal components (seed 003 fig. 6)
+//   analysis.json    identity, normality, tying gap, norm statistics, estimator, tie, pictures
+// PNGs are written only when an SVG converter is installed.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "train/model_store.h"
+
+namespace yoke {
+
+struct AnalyzeOptions {
+  int64_t random_probes = 1000;  // random unit h for the normality maximum
+  uint64_t seed = 1;             // of those probes
+  int labelled_words = 15;       // PCA labels: the first word ids, a proxy for frequent words
+  int64_t max_points = 2000;     // PCA points per side (lowest word ids), to keep the SVG small
+  int histogram_bins = 40;
+};
+
+// Writes the files into `out_dir` (created if missing) and returns what analysis.json holds.
+nlohmann::json analyze_model(const LoadedModel& model, const std::string& out_dir,
+                             const AnalyzeOptions& options = {});
+
+}  // namespace yoke

@@ -1,0 +1,74 @@
+// `yoke analyze`: the measurements of design.md on a trained model's word matrices, as files
+// (norm histogram, PCA picture, analysis.json) and a short summary on standard output.
+#include <cstdio>
+#include <filesystem>
+
+#include "analysis/analyze_model.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "experiment/pictures.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke::cli {
+namespace {
+
+// A number from analysis.json, or "n/a" where it is null (e.g. the tying gap of a tied model).
+std::string number(const nlohmann::json& v, const char* format = "%.4f") {
+  if (!v.is_number()) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v.get<double>());
+  return buf;
+}
+
+}  // namespace
+
+int cmd_analyze(int argc, char** argv) {
+  Args args("analyze",
+            "Measures a trained model's word matrices and writes into --out:\n"
+            "  norms.svg      histogram of embedding-row norms, one sample per distinct matrix\n"
+            "  pca.svg        source and target rows on the top-2 principal components of their union\n"
+            "  analysis.json  identity and normality of the output estimator, tying gap (untied\n"
+            "                 target/output only), norm statistics, estimator, tie, pictures written\n"
+            "  grad_paths.svg share of the embedding gradient through the output projection per\n"
+            "                 update, when the model was trained with log_grad_paths = true\n"
+            "PNG copies are written too when rsvg-convert, inkscape or ImageMagick is installed.\n"
+            "Special ids (pad, unk, bos, eos) are left out of every measurement.\n\n"
+            "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis",
+            {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
+             {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
+             {"out", "DIR", "where to write the pictures and analysis.json (created if missing)"},
+             {"probes", "N", "random unit vectors h for the normality maximum", "1000"},
+             {"seed", "N", "seed of those random vectors", "1"},
+             {"threads", "N", "CPU threads", "all cores"}});
+  if (!args.parse(argc, argv, 2)) return 0;
+  if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
+  const std::string out = args.require("out");
+  AnalyzeOptions options;
+  options.random_probes = args.get_int("probes");
+  options.seed = uint64_t(args.get_int("seed"));
+  if (options.random_probes < 0) throw InputError("yoke analyze: --probes must not be negative");
+
+  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");
+  nlohmann::json j = analyze_model(m, out, options);
+  if (draw_gradient_paths((fs::path(args.require("model")) / "metrics.jsonl").string(),
+                          (fs::path(out) / "grad_paths.svg").string()))
+    j["pictures"].push_back("grad_paths.svg");
+
+  std::printf("model      %s (tie %s, estimator %s)\n", m.checkpoint.c_str(), j["tie"].get<std::string>().c_str(),
+              j["estimator"].get<std::string>().c_str());
+  std::printf("identity   %s  (share of words k with argmax ℓ(w_k) = k)\n", number(j["identity"]).c_str());
+  std::printf("normality  %s  (largest ℓ for a unit h; ≤ 1 means normality holds)\n",
+              number(j["normality_max_logit"]).c_str());
+  std::printf("tying gap  %s  (mean cos(e_j, u_j); n/a when target and output are one matrix)\n",
+              number(j["tying_gap"]).c_str());
+  for (const auto& [name, s] : j["norms"].items())
+    std::printf("‖w_i‖      %-32s mean %s  std %s  min %s  max %s\n", name.c_str(), number(s["mean"], "%.3f").c_str(),
+                number(s["std"], "%.3f").c_str(), number(s["min"], "%.3f").c_str(), number(s["max"], "%.3f").c_str());
+  std::printf("wrote\n  %s\n", (fs::path(out) / "analysis.json").string().c_str());
+  for (const auto& p : j["pictures"]) std::printf("  %s\n", (fs::path(out) / p.get<std::string>()).string().c_str());
+  return 0;
+}
+
+}  // namespace yoke::cli
