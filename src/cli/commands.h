@@ -12,5 +12,9 @@ int cmd_params(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_align(int argc, char** argv);
 int cmd_pair(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_experiment(int argc, char** argv);
+int cmd_compare(int argc, char** argv);
+int cmd_analyze(int argc, char** argv);
 
 }  // namespace yoke::cli

@@ -22,6 +22,10 @@ const Command kCommands[] = {
     {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
     {"align", yoke::cli::cmd_align, "word-align tokenized parallel text (IBM-2 with a diagonal prior)"},
     {"pair", yoke::cli::cmd_pair, "pair source and target words for tie = shared-private"},
+    {"experiment", yoke::cli::cmd_experiment, "run a grid of variants × seeds and write the report (table and pictures)"},
+    {"compare", yoke::cli::cmd_compare, "paired bootstrap test of two systems' BLEU (Koehn 2004)"},
+    {"analyze", yoke::cli::cmd_analyze, "norms, estimator properties, tying gap and a PCA picture of a model"},
+    {"inspect", yoke::cli::cmd_inspect, "a source word's paired target word, shared dimensions and nearest target words"},
     {"params", yoke::cli::cmd_params, "parameter accounting of a config: Params, Emb., Red. (no data needed)"},
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,48 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "text/prepare.h"
-#include "text/synthetic.h"
+#include "cli_helpers.h"
 #include "train/checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
+using namespace yoke::test;
 
 namespace {
-
-fs::path work_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("yoke_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-// A small prepared data directory, made once for the whole file.
-fs::path data_dir() {
-  static fs::path data = [] {
-    auto corpus = work_dir() / "corpus";
-    SyntheticOptions so;
-    so.train = 400;
-    so.valid = 40;
-    so.test = 30;
-    write_synthetic_corpus(corpus.string(), so);
-    PrepareOptions p;
-    p.train_src = (corpus / "train.src").string();
-    p.train_tgt = (corpus / "train.tgt").string();
-    p.valid_src = (corpus / "valid.src").string();
-    p.valid_tgt = (corpus / "valid.tgt").string();
-    p.tests = {{(corpus / "test.src").string(), (corpus / "test.tgt").string()}};
-    p.test_names = {"toy"};
-    p.out_dir = (work_dir() / "data").string();
-    p.vocab_size = 200;
-    std::ostringstream log;
-    prepare_data(p, log);
-    return work_dir() / "data";
-  }();
-  return data;
-}
 
 std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
   return {YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", save_dir.string(),
@@ -62,33 +29,6 @@ std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
           "--max_tokens", "300", "--max_updates", std::to_string(max_updates), "--valid_interval", "10",
           "--valid_bleu", "false", "--threads", "1", "--warmup", "20", "--log_interval", "5", "--seed", "3",
           "--dropout", "0.1"};
-}
-
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = std::freopen(log.c_str(), "w", stderr);
-    (void)f;
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int run(const std::vector<std::string>& args, const fs::path& log) {
-  int status = 0;
-  waitpid(spawn(args, log), &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::map<std::string, at::Tensor> weights(const fs::path& ckpt) {
@@ -193,17 +133,7 @@ TEST(TrainCli, MetricsTranslateAverageScore) {
   for (std::string l; std::getline(rs, l);) ++nr;
   EXPECT_EQ(nh, nr);
 
-  const auto out = work_dir() / "score.json";
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = std::freopen(out.c_str(), "w", stdout);
-    (void)f;
-    execl(YOKE_BINARY, YOKE_BINARY, "score", "--hyp", hyp.c_str(), "--ref", ref.c_str(), "--json", (char*)nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  auto j = nlohmann::json::parse(slurp(out));
+  auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "score", "--hyp", hyp.string(), "--ref", ref.string(), "--json"}));
   for (const char* k : {"bleu", "chrf", "chrf_pp", "precisions", "bp", "sys_len", "ref_len"}) EXPECT_TRUE(j.contains(k)) << k;
 }
 
@@ -215,4 +145,58 @@ TEST(TrainCli, ErrorsNameTheFileAndLine) {
   std::ofstream(conf) << "d_modle = 32\n";
   ASSERT_EQ(run({YOKE_BINARY, "train", "--config", conf.string()}, work_dir() / "bad.log"), 2);
   EXPECT_NE(slurp(work_dir() / "bad.log").find("did you mean 'd_model'"), std::string::npos) << slurp(work_dir() / "bad.log");
+}
+
+// `yoke params` as a user types it (issue: "must work as written"): the reference model with
+// three-way tying. Closed form: Emb. = V·d; the untied model has 3·V·d; the layers add
+// 3 encoder layers (4d²+4d attention, 2·d·f+f+d FFN, two norms) and 3 decoder layers (two
+// attentions, FFN, three norms) and two final norms.
+TEST(ParamsCli, JsonAsWrittenInTheIssue) {
+  auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "params", "--set", "tie=all", "--set", "d_model=256", "--set",
+                                            "src_vocab_size=8000", "--set", "tgt_vocab_size=8000", "--set",
+                                            "joint_vocab=true", "--json"}));
+  const int64_t d = 256, f = 1024, v = 8000;
+  const int64_t attn = 4 * d * d + 4 * d, ffn = 2 * d * f + f + d;
+  const int64_t layers = 3 * (attn + ffn + 4 * d) + 3 * (2 * attn + ffn + 6 * d) + 4 * d;
+  EXPECT_EQ(j.at("emb").get<int64_t>(), v * d);
+  EXPECT_EQ(j.at("params").get<int64_t>(), layers + v * d);
+  EXPECT_NEAR(j.at("red").get<double>(), 2.0 / 3, 1e-12);
+  // Separate vocabularies cannot share one matrix three ways: the error says how to fix it.
+  EXPECT_NE(std::system((std::string(YOKE_BINARY) + " params --set tie=all --set src_vocab_size=10 "
+                         "--set tgt_vocab_size=12 2>/dev/null").c_str()), 0);
+}
+
+// Shared-private from the command line: pair the vocabularies of the (separate-vocabulary)
+// toy data, train a few updates, translate, and inspect a paired word.
+TEST(SharedPrivateCli, PairTrainTranslateInspect) {
+  const auto pairs = work_dir() / "pairs.tsv", dir = work_dir() / "sp";
+  ASSERT_EQ(run({YOKE_BINARY, "pair", "--data", data_dir().string(), "--out", pairs.string(), "--threads", "1"},
+                work_dir() / "pair.log"), 0)
+      << slurp(work_dir() / "pair.log");
+  auto args = train_args(dir, 20);
+  for (const char* a : {"--tie", "shared-private", "--output", "cosine", "--pairs"}) args.push_back(a);
+  args.push_back(pairs.string());
+  ASSERT_EQ(run(args, work_dir() / "sp.log"), 0) << slurp(work_dir() / "sp.log");
+  EXPECT_NE(slurp(work_dir() / "sp.log").find("tie shared-private"), std::string::npos);
+
+  const auto hyp = work_dir() / "sp.hyp";
+  ASSERT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", (data_dir() / "test.toy.src.txt").string(),
+                 "--output", hyp.string(), "--beam", "2"}, work_dir() / "sp-translate.log"), 0)
+      << slurp(work_dir() / "sp-translate.log");
+
+  // The first lexical pair of the file: its source word must be reported as paired with its target.
+  std::ifstream in(pairs);
+  std::string line, src, tgt, cat;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::getline(fields, src, '\t');
+    std::getline(fields, tgt, '\t');
+    std::getline(fields, cat, '\t');
+    if (cat == "lm") break;
+  }
+  ASSERT_EQ(cat, "lm");
+  const auto report = output_of({YOKE_BINARY, "inspect", "--model", dir.string(), "--word", src, "--top", "3"});
+  EXPECT_NE(report.find("paired with: " + tgt + "  (category lm"), std::string::npos) << report;
+  EXPECT_NE(report.find("nearest target words by cosine"), std::string::npos) << report;
 }

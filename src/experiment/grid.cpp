@@ -1,0 +1,120 @@
+#include "experiment/grid.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// Variant names become directory names: keep them plain.
+bool plain_name(const std::string& n) {
+  if (n.empty() || n[0] == '.') return false;
+  for (char c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '+') return false;
+  return true;
+}
+
+template <class T>
+T parse_number(const std::string& value, const std::string& where, const std::string& key) {
+  std::istringstream in(value);
+  T v{};
+  if (!(in >> v) || !(in >> std::ws).eof()) throw InputError(where + ": " + key + " = '" + value + "' is not a number");
+  return v;
+}
+
+void set_grid_key(Grid& g, const std::string& key, const std::string& value, const std::string& where) {
+  if (key == "title") g.title = value;
+  else if (key == "config") g.base_config = value;
+  else if (key == "baseline") g.baseline = value;
+  else if (key == "average_last") g.average_last = parse_number<int>(value, where, key);
+  else if (key == "beam") g.beam = parse_number<int>(value, where, key);
+  else if (key == "lenpen") g.lenpen = parse_number<double>(value, where, key);
+  else if (key == "analyze") {
+    if (value != "true" && value != "false") throw InputError(where + ": analyze must be true or false");
+    g.analyze = value == "true";
+  } else if (key == "seeds") {
+    g.seeds.clear();
+    std::istringstream in(value);
+    for (std::string s; in >> s;) g.seeds.push_back(parse_number<int>(s, where, key));
+    if (g.seeds.empty()) throw InputError(where + ": seeds needs at least one number");
+  } else {
+    throw InputError(where + ": unknown [grid] key '" + key +
+                     "' (known: title, config, seeds, baseline, average_last, beam, lenpen, analyze)");
+  }
+}
+
+}  // namespace
+
+Config Grid::run_config(const GridVariant& variant, int seed, const std::vector<std::string>& overrides) const {
+  Config cfg = base_config.empty() ? Config{} : load_config_file(base_config);
+  for (const GridVariant* section : {&base, &variant})
+    for (size_t i = 0; i < section->settings.size(); ++i)
+      cfg.set(section->settings[i].first, section->settings[i].second, section->where[i]);
+  cfg.seed = seed;
+  apply_overrides(cfg, overrides, "--set");
+  return cfg;
+}
+
+Grid load_grid(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path, 0, "cannot open grid file");
+  Grid g;
+  g.path = path;
+  enum { none, grid, base, variant } section = none;
+  std::string line;
+  for (size_t no = 1; std::getline(in, line); ++no) {
+    const std::string where = path + ":" + std::to_string(no);
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      if (line.back() != ']') throw input_error(path, no, "section header must end with ']'");
+      const std::string head = trim(line.substr(1, line.size() - 2));
+      if (head == "grid") section = grid;
+      else if (head == "base") section = base;
+      else if (head.rfind("variant", 0) == 0) {
+        const std::string name = trim(head.substr(7));
+        if (!plain_name(name))
+          throw input_error(path, no, "variant name '" + name + "' must be letters, digits, '-', '_', '.' or '+'");
+        for (const auto& v : g.variants)
+          if (v.name == name) throw input_error(path, no, "variant '" + name + "' is defined twice");
+        g.variants.push_back({name, {}, {}});
+        section = variant;
+      } else {
+        throw input_error(path, no, "unknown section [" + head + "] (known: [grid], [base], [variant NAME])");
+      }
+      continue;
+    }
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) throw input_error(path, no, "expected 'key = value', got '" + line + "'");
+    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    switch (section) {
+      case none: throw input_error(path, no, "a setting before any section: start with [grid], [base] or [variant NAME]");
+      case grid: set_grid_key(g, key, value, where); break;
+      case base: g.base.settings.emplace_back(key, value); g.base.where.push_back(where); break;
+      case variant:
+        g.variants.back().settings.emplace_back(key, value);
+        g.variants.back().where.push_back(where);
+        break;
+    }
+  }
+  if (g.variants.empty()) throw input_error(path, 0, "no [variant NAME] sections: nothing to run");
+  if (g.baseline.empty()) g.baseline = g.variants.front().name;
+  bool found = false;
+  for (const auto& v : g.variants) found |= v.name == g.baseline;
+  if (!found) throw input_error(path, 0, "baseline '" + g.baseline + "' is not one of the variants");
+  if (std::set<int>(g.seeds.begin(), g.seeds.end()).size() != g.seeds.size()) throw input_error(path, 0, "a seed is listed twice");
+  if (g.title.empty()) g.title = path;
+  for (const auto& v : g.variants) g.run_config(v, g.seeds.front(), overrides).validate();
+  return g;
+}
+
+}  // namespace yoke

@@ -1,0 +1,56 @@
+// An experiment grid: one base config, named variants that change any keys of it, and seeds.
+// The file reads like the configs, in sections:
+//
+//   [grid]                        # how the experiment runs
+//   title = Seed 001 on Multi30k En→De
+//   config = configs/multi30k-ende.conf   # the base config (paths are relative to the working directory)
+//   seeds = 1 2 3
+//   baseline = dot                # the variant the others are compared with (default: the first)
+//   average_last = 5              # average the last N checkpoints before translating (0: best)
+//   beam = 5
+//   lenpen = 1.0
+//   analyze = true                # norms, estimator properties, PCA picture per model
+//
+//   [base]                        # config keys for every variant, over the base config
+//   max_minutes = 20
+//
+//   [variant dot]                 # one section per variant, in table order
+//   output = dot
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/config.h"
+
+namespace yoke {
+
+struct GridVariant {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> settings;  // key, value
+  std::vector<std::string> where;                             // "file:line" of each setting
+};
+
+struct Grid {
+  std::string path;
+  std::string title;
+  std::string base_config;  // empty: the built-in defaults
+  std::vector<int> seeds{1};
+  std::string baseline;     // a variant name
+  int average_last = 0;
+  int beam = 5;
+  double lenpen = 1.0;
+  bool analyze = true;
+  GridVariant base;         // the [base] section
+  std::vector<GridVariant> variants;
+
+  // The full config of one run: base config file, [base], the variant, the seed, then the
+  // command-line overrides. Throws InputError naming the grid file and line of a bad key.
+  Config run_config(const GridVariant& variant, int seed, const std::vector<std::string>& overrides) const;
+};
+
+// Reads and checks a grid: every variant's config is built once, so a typo fails at once,
+// naming the file and line, rather than hours later when that variant's turn comes.
+Grid load_grid(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace yoke

@@ -1,0 +1,194 @@
+#include "experiment/runner.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyze_model.h"
+#include "decode/translator.h"
+#include "eval/report.h"
+#include "eval/score_files.h"
+#include "experiment/grid.h"
+#include "experiment/pictures.h"
+#include "text/corpus.h"
+#include "train/average.h"
+#include "train/model_store.h"
+#include "train/trainer.h"
+#include "util/error.h"
+#include "util/progress.h"
+#include "util/svg_plot.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+namespace {
+
+struct TestSet {
+  std::string name, src, ref;  // raw source and reference text files
+};
+
+nlohmann::json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw input_error(p.string(), 0, "cannot open");
+  try { return nlohmann::json::parse(in); } catch (const std::exception& e) {
+    throw input_error(p.string(), 0, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// The test sets `yoke prepare --test NAME:SRC:REF` put into a data directory.
+std::vector<TestSet> test_sets(const std::string& data_dir) {
+  std::vector<TestSet> out;
+  const auto meta = read_json_file(fs::path(data_dir) / "meta.json");
+  for (const auto& [split, m] : meta.at("splits").items())
+    if (split.rfind("test.", 0) == 0 && m.contains("src_text"))
+      out.push_back({split.substr(5), (fs::path(data_dir) / m.at("src_text").get<std::string>()).string(),
+                     (fs::path(data_dir) / m.at("tgt_text").get<std::string>()).string()});
+  return out;
+}
+
+fs::path run_dir(const std::string& out_dir, const std::string& variant, int seed) {
+  return fs::path(out_dir) / "runs" / variant / ("seed" + std::to_string(seed));
+}
+
+// Translates and scores every test set of the run's data with the finished model.
+nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const std::string& checkpoint,
+                                   std::ostream& log) {
+  auto m = load_model(cfg.save_dir, checkpoint);
+  SearchOptions so;
+  so.beam = grid.beam;
+  so.lenpen = grid.lenpen;
+  so.max_len_a = cfg.max_len_a;
+  so.max_len_b = cfg.max_len_b;
+  nlohmann::json tests = nlohmann::json::object();
+  for (const auto& t : test_sets(cfg.data)) {
+    const auto src = read_lines(t.src);
+    Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, 6000, [&](size_t d) { bar.update(double(d)); });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bar.finish();
+    std::string text;
+    for (const auto& h : hyp) text += h + "\n";
+    const auto hyp_path = dir / ("hyp." + t.name + ".txt");
+    write_text_file(hyp_path.string(), text);
+    auto s = score_files(hyp_path.string(), t.ref, false);
+    // Only scores are numbers here: the report tabulates every number of a test.
+    tests[t.name] = {{"bleu", s.at("bleu")}, {"chrf", s.at("chrf")}, {"chrf_pp", s.at("chrf_pp")},
+                     {"decoding", {{"seconds", seconds}, {"beam", grid.beam}}}, {"hyp", hyp_path.filename().string()},
+                     {"ref", t.ref}};
+    log << "  " << t.name << ": BLEU " << s.at("bleu").get<double>() << ", chrF " << s.at("chrf").get<double>() << " (beam "
+        << grid.beam << ", " << format_duration(seconds) << ")" << std::endl;
+  }
+  return tests;
+}
+
+// yoke analyze's files for the model, plus the gradient-path curve when training logged one.
+nlohmann::json analyze_run(const std::string& model_dir, const std::string& checkpoint, const fs::path& out, std::ostream& log) {
+  auto result = analyze_model(load_model(model_dir, checkpoint), out.string());
+  if (draw_gradient_paths((fs::path(model_dir) / "metrics.jsonl").string(), (out / "grad_paths.svg").string()))
+    result["pictures"].push_back("grad_paths.svg");
+  log << "  analysis: " << out.string() << std::endl;
+  return result;
+}
+
+// One (variant, seed): returns false when interrupted.
+bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentOptions& o, std::ostream& log) {
+  const fs::path dir = run_dir(o.out_dir, v.name, seed);
+  fs::create_directories(dir);
+  Config cfg = grid.run_config(v, seed, o.overrides);
+  cfg.save_dir = (dir / "model").string();
+  if (o.threads > 0) cfg.threads = o.threads;
+  const TrainResult tr = train(cfg, log);
+  if (tr.stop_reason == "interrupted") return false;
+
+  std::string checkpoint;
+  if (grid.average_last > 1) {
+    const auto used = average_checkpoints(cfg.save_dir, grid.average_last, "checkpoint_avg.ykp");
+    log << "  averaged the last " << used.size() << " checkpoints" << std::endl;
+    checkpoint = "checkpoint_avg.ykp";
+  }
+  fill_vocab_sizes(cfg);
+  auto model = build_model(cfg, cfg.save_dir);
+  int64_t params = 0;
+  for (const auto& p : model->parameters(true)) params += p.numel();
+  const auto counts = count_embeddings(model->embeddings->spec());
+
+  nlohmann::json result = {{"variant", v.name}, {"seed", seed}, {"params", params}, {"emb", counts.emb},
+                           {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
+                           {"updates", tr.updates}, {"stop_reason", tr.stop_reason}, {"config", cfg.to_json()},
+                           {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
+  result["tests"] = translate_and_score(grid, cfg, dir, checkpoint, log);
+  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);
+  // Written last: its presence is what marks the run as done.
+  write_text_file((dir / "result.json").string(), result.dump(2) + "\n");
+  return true;
+}
+
+}  // namespace
+
+void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
+                             const std::vector<std::string>& overrides, std::ostream& log) {
+  const Grid grid = load_grid(grid_path, overrides);
+  ReportInput in;
+  in.title = grid.title;
+  in.baseline = grid.baseline;
+  std::vector<fs::path> run_dirs;
+  for (const auto& v : grid.variants) {
+    in.variant_order.push_back(v.name);
+    for (int seed : grid.seeds) {
+      const auto dir = run_dir(out_dir, v.name, seed);
+      if (!fs::exists(dir / "result.json")) continue;
+      RunResult r;
+      r.variant = v.name;
+      r.seed = seed;
+      r.metrics = read_json_file(dir / "result.json");
+      for (const auto& [name, t] : r.metrics.at("tests").items()) {
+        r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();
+        in.ref_files.emplace(name, t.at("ref").get<std::string>());
+      }
+      in.runs.push_back(std::move(r));
+      run_dirs.push_back(dir);
+    }
+  }
+  if (in.runs.empty()) throw InputError(out_dir + ": no finished runs to report");
+  in.pictures = draw_experiment_pictures(grid, in, out_dir);
+  write_report(out_dir, in);
+  log << "report: " << (fs::path(out_dir) / "report.html").string() << " (" << in.runs.size() << " runs; also report.md, .csv, .json)"
+      << std::endl;
+}
+
+int run_experiment(const ExperimentOptions& o, std::ostream& log) {
+  const Grid grid = load_grid(o.grid_path, o.overrides);
+  fs::create_directories(o.out_dir);
+  const size_t total = grid.variants.size() * grid.seeds.size();
+  size_t index = 0, done_before = 0, ran = 0;
+  double ran_seconds = 0;
+  for (const auto& v : grid.variants)
+    for (int seed : grid.seeds) done_before += fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json");
+  log << "experiment: " << grid.title << " — " << grid.variants.size() << " variants × " << grid.seeds.size() << " seeds = "
+      << total << " runs, " << done_before << " already done" << std::endl;
+  for (const auto& v : grid.variants) {
+    for (int seed : grid.seeds) {
+      ++index;
+      if (fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json")) continue;
+      const size_t left = total - done_before - ran;
+      log << "\n[run " << index << "/" << total << "] variant " << v.name << ", seed " << seed;
+      if (ran > 0) log << " — ETA of the experiment " << format_duration(ran_seconds / double(ran) * double(left));
+      log << std::endl;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!run_one(grid, v, seed, o, log)) {
+        log << "experiment interrupted: run the same command again to continue" << std::endl;
+        return 130;
+      }
+      ran_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++ran;
+      if (stop_requested()) return 130;
+    }
+  }
+  write_experiment_report(o.grid_path, o.out_dir, o.overrides, log);
+  return 0;
+}
+
+}  // namespace yoke

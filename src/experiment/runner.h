@@ -1,0 +1,32 @@
+// `yoke experiment`: runs every (variant, seed) of a grid — train, average, translate the test
+// sets, score, analyse — and turns the finished runs into a report. A run is done when its
+// result.json exists, so a killed experiment started again skips what is finished and resumes
+// the run it was in from that run's last checkpoint.
+//
+// Layout of the output directory:
+//   runs/<variant>/seed<N>/model/        the trained model (checkpoints, metrics.jsonl)
+//   runs/<variant>/seed<N>/hyp.<test>.txt
+//   runs/<variant>/seed<N>/analysis/     yoke analyze's files (when the grid asks for them)
+//   runs/<variant>/seed<N>/result.json   every number of the run
+//   report.{md,csv,json,html}, curves.svg, scores.svg (+ .png where a converter exists)
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace yoke {
+
+struct ExperimentOptions {
+  std::string grid_path, out_dir;
+  std::vector<std::string> overrides;  // key=value for every run, after the grid
+  int threads = 0;                     // 0: the config's
+};
+
+// Returns 0 when every run is done and the report written, 130 when interrupted (Ctrl-C).
+int run_experiment(const ExperimentOptions& options, std::ostream& log);
+
+// Rebuilds the report from the result.json files under out_dir (finished runs only).
+void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
+                             const std::vector<std::string>& overrides, std::ostream& log);
+
+}  // namespace yoke

@@ -1,0 +1,95 @@
+// Running the `yoke` binary from tests: a work directory per test process, a small prepared
+// data directory made once, and helpers to run a command and read its output.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "text/prepare.h"
+#include "text/synthetic.h"
+
+namespace yoke::test {
+
+namespace fs = std::filesystem;
+
+inline fs::path work_dir() {
+  static fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("yoke_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// A small prepared data directory (joint vocabulary, one test set "toy"), made once per process.
+inline fs::path data_dir() {
+  static fs::path data = [] {
+    auto corpus = work_dir() / "corpus";
+    SyntheticOptions so;
+    so.train = 400;
+    so.valid = 40;
+    so.test = 30;
+    write_synthetic_corpus(corpus.string(), so);
+    PrepareOptions p;
+    p.train_src = (corpus / "train.src").string();
+    p.train_tgt = (corpus / "train.tgt").string();
+    p.valid_src = (corpus / "valid.src").string();
+    p.valid_tgt = (corpus / "valid.tgt").string();
+    p.tests = {{(corpus / "test.src").string(), (corpus / "test.tgt").string()}};
+    p.test_names = {"toy"};
+    p.out_dir = (work_dir() / "data").string();
+    p.vocab_size = 200;
+    std::ostringstream log;
+    prepare_data(p, log);
+    return work_dir() / "data";
+  }();
+  return data;
+}
+
+// Starts a command with its standard error in `log`; returns the child's pid.
+inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::freopen(log.c_str(), "w", stderr);
+    (void)f;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Runs to the end; returns the exit code (128 + signal when killed).
+inline int run(const std::vector<std::string>& args, const fs::path& log) {
+  int status = 0;
+  waitpid(spawn(args, log), &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Standard output of a command that must succeed (its standard error goes to a log).
+inline std::string output_of(const std::vector<std::string>& args) {
+  const auto out = work_dir() / "stdout.txt", log = work_dir() / "stderr.txt";
+  std::string cmd;
+  for (const auto& a : args) cmd += "'" + a + "' ";
+  cmd += ">'" + out.string() + "' 2>'" + log.string() + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << slurp(log);
+  return slurp(out);
+}
+
+}  // namespace yoke::test

@@ -1,0 +1,120 @@
+// `yoke experiment` end to end on the tiny grid: every run done once, a report whose numbers are
+// the runs' own, and an interrupted experiment that resumes without redoing finished runs.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "experiment/grid.h"
+#include "util/error.h"
+
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+const std::string kGrid = std::string(YOKE_SOURCE_DIR) + "/configs/grids/tiny.grid";
+
+std::vector<std::string> experiment_args(const fs::path& out) {
+  return {YOKE_BINARY, "experiment", "--grid", kGrid, "--set", "data=" + data_dir().string(), "--out", out.string()};
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+
+// Everything of a report that does not depend on the clock.
+nlohmann::json without_timings(nlohmann::json report) {
+  for (auto& v : report) { v.erase("tokens_per_s"); v.erase("wall_s"); }
+  return report;
+}
+
+}  // namespace
+
+TEST(Experiment, TinyGridRunsReportsAndResumes) {
+  const auto out = work_dir() / "experiment";
+  ASSERT_EQ(run(experiment_args(out), work_dir() / "experiment.log"), 0) << slurp(work_dir() / "experiment.log");
+  for (const char* f : {"report.md", "report.csv", "report.json", "report.html", "curves.svg", "scores.svg"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+
+  // The table holds each variant's mean over its seeds of the runs' own numbers.
+  const auto report = read_json(out / "report.json").at("variants");
+  ASSERT_EQ(report.size(), 2u);
+  for (const auto& entry : report) {
+    const std::string v = entry.at("variant");
+    EXPECT_EQ(entry.at("seeds").get<int>(), 2) << v;
+    double bleu = 0;
+    for (int seed : {1, 2}) {
+      const auto r = read_json(out / "runs" / v / ("seed" + std::to_string(seed)) / "result.json");
+      bleu += r.at("tests").at("toy").at("bleu").get<double>() / 2;
+      EXPECT_EQ(r.at("params"), entry.at("params")) << v;
+      EXPECT_TRUE(r.at("analysis").contains("identity")) << v;
+      EXPECT_EQ(r.at("updates").get<int>(), 12) << v;
+    }
+    EXPECT_NEAR(entry.at("tests").at("toy").at("bleu").at("mean").get<double>(), bleu, 1e-9) << v;
+    EXPECT_EQ(entry.at("baseline").get<bool>(), v == "dot");
+  }
+  const auto html = slurp(out / "report.html");
+  EXPECT_NE(html.find("<table"), std::string::npos);
+  EXPECT_NE(html.find("curves.svg"), std::string::npos);
+  EXPECT_NE(html.find("norms.svg"), std::string::npos);
+
+  // Run again: nothing to do, the same report.
+  const auto before = fs::last_write_time(out / "runs" / "dot" / "seed1" / "result.json");
+  ASSERT_EQ(run(experiment_args(out), work_dir() / "experiment2.log"), 0);
+  EXPECT_NE(slurp(work_dir() / "experiment2.log").find("4 already done"), std::string::npos)
+      << slurp(work_dir() / "experiment2.log");
+  EXPECT_EQ(fs::last_write_time(out / "runs" / "dot" / "seed1" / "result.json"), before);
+  EXPECT_EQ(without_timings(read_json(out / "report.json").at("variants")), without_timings(report));
+
+  // Killed after its first run, the experiment resumes without redoing it and ends with the same numbers.
+  const auto out2 = work_dir() / "experiment-killed";
+  const pid_t pid = spawn(experiment_args(out2), work_dir() / "killed.log");
+  const auto first = out2 / "runs" / "dot" / "seed1" / "result.json";
+  for (int i = 0; i < 600 && !fs::exists(first); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(first)) << slurp(work_dir() / "killed.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the second run
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_FALSE(fs::exists(out2 / "report.json"));
+  const auto first_time = fs::last_write_time(first);
+  ASSERT_EQ(run(experiment_args(out2), work_dir() / "resumed.log"), 0) << slurp(work_dir() / "resumed.log");
+  EXPECT_NE(slurp(work_dir() / "resumed.log").find("already done"), std::string::npos);
+  EXPECT_EQ(fs::last_write_time(first), first_time);
+  EXPECT_EQ(without_timings(read_json(out2 / "report.json").at("variants")), without_timings(report));
+}
+
+TEST(Experiment, CompareGivesAboutOneHalfForIdenticalSystems) {
+  const auto hyp = work_dir() / "same.txt";
+  std::ofstream(hyp) << "a small dog runs\nthe cat sleeps here\ntwo men talk\n";
+  auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--hyp-a", hyp.string(), "--hyp-b", hyp.string(),
+                                            "--ref", hyp.string(), "--json"}));
+  EXPECT_NEAR(j.at("p_value").get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(j.at("delta").get<double>(), 0.0);
+}
+
+TEST(Grid, ErrorsNameTheFileAndLine) {
+  const auto path = work_dir() / "bad.grid";
+  std::ofstream(path) << "[grid]\nseeds = 1\n\n[variant a]\nd_modle = 3\n";
+  try {
+    load_grid(path.string());
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("d_model"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "[grid]\nbaseline = b\n[variant a]\ntie = all\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);
+  std::ofstream(path) << "[grid]\n[variant a/b]\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);
+  // Precedence: [base] < [variant] < seed < --set.
+  std::ofstream(path) << "[grid]\nseeds = 4 5\n[base]\nd_model = 64\nheads = 2\n[variant a]\nheads = 8\n";
+  const auto g = load_grid(path.string());
+  const auto c = g.run_config(g.variants[0], 5, {"d_model=128"});
+  EXPECT_EQ(c.heads, 8);
+  EXPECT_EQ(c.d_model, 128);
+  EXPECT_EQ(c.seed, 5);
+  EXPECT_EQ(g.baseline, "a");
+}
