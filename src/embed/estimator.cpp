@@ -1,5 +1,7 @@
 #include "embed/estimator.h"
 
+#include <tuple>
+
 #include "util/error.h"
 
 namespace yoke {
@@ -38,6 +40,19 @@ at::Tensor estimate_logits(Estimator e, const WordMatrix& u, const at::Tensor& h
       return scores - 0.5 * u.row_norms().square();
   }
   return scores;
+}
+
+LogitParts logit_parts(Estimator e, const WordMatrix& u, const at::Tensor& h) {
+  LogitParts p;
+  std::tie(p.h, p.matrix) = u.projection_operands(h);
+  switch (e) {
+    case Estimator::dot: break;
+    case Estimator::l2:
+    case Estimator::cosine: p.scale = 1.0 / u.row_norms().clamp_min(kNormFloor); break;
+    case Estimator::square: p.scale = 1.0 / u.row_norms().square().clamp_min(kNormFloor * kNormFloor); break;
+    case Estimator::distance: p.bias = -0.5 * u.row_norms().square(); break;
+  }
+  return p;
 }
 
 at::Tensor estimator_lookup(Estimator e, const WordMatrix& m, const at::Tensor& ids) {

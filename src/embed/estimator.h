@@ -23,6 +23,15 @@ constexpr double kNormFloor = 1e-6;
 // ℓ = estimator(U, h): h [N, d] → [N, V].
 at::Tensor estimate_logits(Estimator, const WordMatrix& output, const at::Tensor& h);
 
+// Every estimator has the form ℓ = (h'·Mᵀ)·s + c, with (h', M) from the matrix's
+// projection_operands and per-row s and c (undefined where the estimator has none):
+//   dot: –, –   l2/cosine: s = 1/‖w‖   square: s = 1/‖w‖²   distance: c = −½‖w‖²
+// The fused output loss works on these parts so that it never builds the whole [N, V] logits.
+struct LogitParts {
+  at::Tensor h, matrix, scale, bias;
+};
+LogitParts logit_parts(Estimator, const WordMatrix& output, const at::Tensor& h);
+
 // The rows an input lookup reads: w_i, or w_i/‖w_i‖ under l2.
 at::Tensor estimator_lookup(Estimator, const WordMatrix& matrix, const at::Tensor& ids);
 

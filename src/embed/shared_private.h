@@ -51,6 +51,7 @@ class AssembledMatrix : public WordMatrix {
   at::Tensor project(const at::Tensor& h) const override { return at::matmul(h, full().t()); }
   at::Tensor row_norms() const override { return full().norm(2, {1}); }
   at::Tensor full() const override { return source_side_ ? blocks_->source() : blocks_->target(); }
+  std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const override { return {h, full()}; }
 
  private:
   std::shared_ptr<SharedPrivateBlocks> blocks_;

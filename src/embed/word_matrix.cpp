@@ -32,7 +32,14 @@ at::Tensor WordMatrix::row_norms() const {
   if (rank_ == 0) return weight.norm(2, {1});
   // ‖a_i B‖² = a_i (B Bᵀ) a_iᵀ: V·k² work instead of V·k·d.
   auto gram = at::matmul(factor_b, factor_b.t());
-  return (at::matmul(factor_a, gram) * factor_a).sum(1).clamp_min(0).sqrt();
+  // The floor keeps sqrt's backward finite on zero rows (padding): clamp_min passes no
+  // gradient there, and 0·∞ would otherwise be NaN.
+  return (at::matmul(factor_a, gram) * factor_a).sum(1).clamp_min(1e-24).sqrt();
+}
+
+std::pair<at::Tensor, at::Tensor> WordMatrix::projection_operands(const at::Tensor& h) const {
+  if (rank_ == 0) return {h, weight};
+  return {at::matmul(h, factor_b.t()), factor_a};
 }
 
 at::Tensor WordMatrix::full() const { return rank_ == 0 ? weight : at::matmul(factor_a, factor_b); }

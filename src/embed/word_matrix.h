@@ -2,6 +2,8 @@
 // Every consumer goes through lookup / project / row_norms, so a factored matrix never has to
 // be materialised: lookup = A[ids]·B and project(h) = A·(B·h).
 #pragma once
+#include <utility>
+
 #include "compat/torch.h"
 
 namespace yoke {
@@ -15,6 +17,9 @@ class WordMatrix : public torch::nn::Module {
   virtual at::Tensor project(const at::Tensor& h) const;    // [N, d] → [N, V]: h·Wᵀ
   virtual at::Tensor row_norms() const;                     // [V]: ‖w_i‖, differentiable
   virtual at::Tensor full() const;                          // [V, d], materialised (analysis, tests)
+  // (h', M) with project(h) = h'·Mᵀ and M as small as the storage allows: (h, W), or for a
+  // factored matrix (h·Bᵀ, A). The fused output loss multiplies these itself.
+  virtual std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const;
 
   int64_t vocab() const { return vocab_; }
   int64_t dim() const { return dim_; }
@@ -37,6 +42,7 @@ class TensorMatrix : public WordMatrix {
   at::Tensor project(const at::Tensor& h) const override { return at::matmul(h, w_.t()); }
   at::Tensor row_norms() const override { return w_.norm(2, {1}); }
   at::Tensor full() const override { return w_; }
+  std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const override { return {h, w_}; }
 
  private:
   at::Tensor w_;

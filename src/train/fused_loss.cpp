@@ -1,0 +1,84 @@
+#include "train/fused_loss.h"
+
+#include <algorithm>
+
+namespace yoke {
+namespace {
+
+bool needs_grad(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+
+// A tensor whose value is `value` and whose gradient with respect to each part x is
+// upstream · g_x: Σ x·g_x has exactly that gradient, and subtracting its detached value leaves
+// the forward value alone.
+at::Tensor with_gradients(const at::Tensor& value, const std::vector<std::pair<at::Tensor, at::Tensor>>& part_grads) {
+  at::Tensor surrogate;
+  for (const auto& [x, g] : part_grads) {
+    if (!needs_grad(x)) continue;
+    auto term = (x * g).sum();
+    surrogate = surrogate.defined() ? surrogate + term : term;
+  }
+  if (!surrogate.defined()) return value;
+  return value + (surrogate - surrogate.detach());
+}
+
+}  // namespace
+
+LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double epsilon, int64_t chunk_rows) {
+  const int64_t n = p.h.size(0), vocab = p.matrix.size(0);
+  const bool grad = at::GradMode::is_enabled() &&
+                    (needs_grad(p.h) || needs_grad(p.matrix) || needs_grad(p.scale) || needs_grad(p.bias));
+  // loss per row = a·nll + b·Σ_v −log p_v, with a = 1 − ε − ε', b = ε' = ε/(V−1) (loss.h).
+  const double b = epsilon > 0 ? epsilon / double(vocab - 1) : 0.0;
+  const double a = epsilon > 0 ? 1.0 - epsilon - b : 1.0;
+
+  at::Tensor loss_sum, nll_sum, grad_h, grad_m, grad_s, grad_c;
+  {
+    at::NoGradGuard no_grad;
+    const auto h = p.h.detach(), m = p.matrix.detach();
+    const auto s = p.scale.defined() ? p.scale.detach() : at::Tensor();
+    const auto c = p.bias.defined() ? p.bias.detach() : at::Tensor();
+    loss_sum = at::zeros({}, h.options());
+    nll_sum = at::zeros({}, h.options());
+    if (grad) {
+      grad_h = at::empty_like(h);
+      grad_m = at::zeros_like(m);
+      if (s.defined()) grad_s = at::zeros_like(s);
+      if (c.defined()) grad_c = at::zeros_like(c);
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += chunk_rows) {
+      const int64_t r1 = std::min(n, r0 + chunk_rows);
+      const auto hc = h.slice(0, r0, r1);
+      const auto tc = target.slice(0, r0, r1).unsqueeze(1);
+      const auto z = at::matmul(hc, m.t());  // [n, V]
+      auto l = s.defined() ? z * s : z;
+      if (c.defined()) l = l + c;
+      const auto lse = at::logsumexp(l, {1});
+      const auto nll = lse - l.gather(1, tc).squeeze(1);
+      nll_sum += nll.sum();
+      loss_sum += a * nll.sum();
+      if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - l.sum());
+      if (!grad) continue;
+      // ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target], formed in place of ℓ (z stays
+      // intact where s needs it: ℓ is then a product of its own).
+      auto g = l;
+      g.sub_(lse.unsqueeze(1)).exp_().mul_(a + b * double(vocab));
+      if (b > 0) g.sub_(b);
+      g.scatter_add_(1, tc, at::full({r1 - r0, 1}, -a, g.options()));
+      if (c.defined()) grad_c += g.sum(0);
+      if (s.defined()) {
+        grad_s += (g * z).sum(0);
+        g.mul_(s);  // now ∂loss/∂z
+      }
+      grad_h.slice(0, r0, r1).copy_(at::matmul(g, m));
+      grad_m.addmm_(g.t(), hc);
+    }
+  }
+  LossSums out;
+  out.tokens = n;
+  out.nll = nll_sum;
+  out.loss = grad ? with_gradients(loss_sum, {{p.h, grad_h}, {p.matrix, grad_m}, {p.scale, grad_s}, {p.bias, grad_c}})
+                  : loss_sum;
+  return out;
+}
+
+}  // namespace yoke
