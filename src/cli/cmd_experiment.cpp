@@ -1,4 +1,5 @@
 // `yoke experiment`: a grid of runs in, the papers' tables and figures out.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/args.h"
@@ -19,6 +20,7 @@ int cmd_experiment(int argc, char** argv) {
              {"out", "DIR", "output directory (runs/ and the report)"},
              {"set", "KEY=VALUE", "config override for every run (after the grid)", "", true},
              {"threads", "N", "CPU threads per run", "the config's"},
+             {"variants", "A,B,...", "run (and report) only these variants of the grid", "all"},
              {"report-only", "", "rebuild the report from the finished runs, run nothing"}});
   if (!args.parse(argc, argv, 2)) return 0;
   ExperimentOptions o;
@@ -26,8 +28,16 @@ int cmd_experiment(int argc, char** argv) {
   o.out_dir = args.require("out");
   o.overrides = args.all("set");
   if (args.has("threads")) o.threads = args.get_int("threads");
+  if (args.has("variants")) {
+    std::string list = args.get("variants");
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) o.variants.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
   if (args.flag("report-only")) {
-    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr);
+    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr, o.variants);
     return 0;
   }
   install_stop_handlers();

@@ -13,12 +13,17 @@ int cmd_prepare(int argc, char** argv) {
             "writes the vocabularies, binarized train/valid sets and raw reference copies into --out.\n"
             "Empty pairs and training pairs longer than --max-len subwords are dropped and counted.\n\n"
             "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
-            "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende",
+            "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
+            "Language models (task = lm) take one monolingual text per split:\n"
+            "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en",
             {{"train-src", "FILE", "training source text"},
              {"train-tgt", "FILE", "training target text"},
              {"valid-src", "FILE", "validation source text"},
              {"valid-tgt", "FILE", "validation target text"},
-             {"test", "NAME:SRC:TGT", "a test set kept as raw text for scoring", "", true},
+             {"test", "NAME:SRC:TGT", "a test set kept as raw text for scoring (with --lm: NAME:TEXT)", "", true},
+             {"lm", "", "monolingual text for a language model: --train, --valid, --test NAME:TEXT"},
+             {"train", "FILE", "training text (with --lm)"},
+             {"valid", "FILE", "validation text (with --lm)"},
              {"out", "DIR", "data directory to write"},
              {"joint", "", "one vocabulary for both languages (needed for tie = all / src-tgt)"},
              {"vocab-size", "N", "vocabulary size (joint, or each side)", "8000"},
@@ -30,10 +35,16 @@ int cmd_prepare(int argc, char** argv) {
              {"threads", "N", "threads for encoding", "2"}});
   if (!args.parse(argc, argv, 2)) return 0;
   PrepareOptions o;
-  o.train_src = args.require("train-src");
-  o.train_tgt = args.require("train-tgt");
-  o.valid_src = args.require("valid-src");
-  o.valid_tgt = args.require("valid-tgt");
+  o.lm = args.flag("lm");
+  if (o.lm) {
+    o.train_tgt = args.require("train");
+    o.valid_tgt = args.require("valid");
+  } else {
+    o.train_src = args.require("train-src");
+    o.train_tgt = args.require("train-tgt");
+    o.valid_src = args.require("valid-src");
+    o.valid_tgt = args.require("valid-tgt");
+  }
   o.out_dir = args.require("out");
   o.joint = args.flag("joint");
   o.vocab_size = args.get_int("vocab-size");
@@ -44,6 +55,13 @@ int cmd_prepare(int argc, char** argv) {
   o.seed = uint64_t(args.get_int("seed"));
   o.threads = args.get_int("threads");
   for (const auto& t : args.all("test")) {
+    if (o.lm) {
+      const auto a = t.find(':');
+      if (a == std::string::npos) throw InputError("yoke prepare --lm: --test expects NAME:TEXT, got '" + t + "'");
+      o.test_names.push_back(t.substr(0, a));
+      o.tests.emplace_back("", t.substr(a + 1));
+      continue;
+    }
     const auto a = t.find(':'), b = t.find(':', a == std::string::npos ? a : a + 1);
     if (a == std::string::npos || b == std::string::npos)
       throw InputError("yoke prepare: --test expects NAME:SRC:TGT, got '" + t + "'");

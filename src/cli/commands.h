@@ -16,5 +16,7 @@ int cmd_inspect(int argc, char** argv);
 int cmd_experiment(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_analyze(int argc, char** argv);
+int cmd_eval_lm(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
 
 }  // namespace yoke::cli

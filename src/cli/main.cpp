@@ -26,6 +26,8 @@ const Command kCommands[] = {
     {"compare", yoke::cli::cmd_compare, "paired bootstrap test of two systems' BLEU (Koehn 2004)"},
     {"analyze", yoke::cli::cmd_analyze, "norms, estimator properties, tying gap and a PCA picture of a model"},
     {"inspect", yoke::cli::cmd_inspect, "a source word's paired target word, shared dimensions and nearest target words"},
+    {"eval-lm", yoke::cli::cmd_eval_lm, "perplexity of a language model on text, per subword and per word"},
+    {"generate", yoke::cli::cmd_generate, "continue a prompt with a language model (greedy, top-k, top-p)"},
     {"params", yoke::cli::cmd_params, "parameter accounting of a config: Params, Emb., Red. (no data needed)"},
 };
 

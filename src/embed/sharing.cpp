@@ -43,6 +43,8 @@ EmbeddingSpec EmbeddingSpec::from_config(const Config& c) {
                      "src_vocab_size and tgt_vocab_size");
   const bool sharing_across_languages = s.tie == Tie::all || s.tie == Tie::src_tgt;
   if (c.task == "lm") {
+    // A language model has one vocabulary: tying its input and output (decoder) is tying all.
+    if (s.tie == Tie::decoder) s.tie = Tie::all;
     if (s.tie != Tie::none && s.tie != Tie::all)
       throw InputError("tie = '" + c.tie + "' has no meaning for a language model: use none or all");
   } else if (sharing_across_languages && (!s.joint_vocab || s.src_vocab != s.tgt_vocab)) {
@@ -161,6 +163,9 @@ at::Tensor WordEmbeddings::input(const WordMatrix& matrix, const at::Tensor& ids
 
 at::Tensor WordEmbeddings::embed_source(const at::Tensor& ids) const { return input(*source_, ids); }
 at::Tensor WordEmbeddings::embed_target(const at::Tensor& ids) const { return input(*target_, ids); }
+LogitParts WordEmbeddings::logit_parts(const at::Tensor& h) const {
+  return yoke::logit_parts(spec_.output, *use(*output_, path_output), h);
+}
 at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *use(*output_, path_output), h); }
 
 }  // namespace yoke

@@ -1,5 +1,6 @@
 #include "experiment/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "eval/score_files.h"
 #include "experiment/grid.h"
 #include "experiment/pictures.h"
+#include "lm/perplexity.h"
 #include "text/corpus.h"
 #include "train/average.h"
 #include "train/model_store.h"
@@ -84,6 +86,30 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
   return tests;
 }
 
+// A language model's scores: perplexity of every test text of its data, scored as it was trained.
+nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpoint, std::ostream& log) {
+  auto m = load_model(cfg.save_dir, checkpoint);
+  const auto meta = read_json_file(fs::path(cfg.data) / "meta.json");
+  nlohmann::json tests = nlohmann::json::object();
+  for (const auto& [split, s] : meta.at("splits").items()) {
+    if (split.rfind("test.", 0) != 0) continue;
+    // An LM data directory has the text; an LM on a parallel corpus reads its target side.
+    const std::string file = s.contains("text") ? s.at("text").get<std::string>() : s.at("tgt_text").get<std::string>();
+    const std::string path = (fs::path(cfg.data) / file).string();
+    const auto t0 = std::chrono::steady_clock::now();
+    const Perplexity p = text_perplexity(*m.model, m.tgt_vocab, read_lines(path), cfg.lm_block, cfg.lm_block);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string name = split.substr(5);
+    // Only scores are numbers here: the report tabulates every number of a test.
+    tests[name] = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()},
+                   {"scoring", {{"text", path}, {"subwords", p.subwords}, {"words", p.words}, {"block", p.block},
+                                {"stride", p.stride}, {"how", p.scoring()}, {"seconds", seconds}}}};
+    log << "  " << name << ": perplexity " << p.per_subword() << " per subword, " << p.per_word() << " per word ("
+        << p.scoring() << ")" << std::endl;
+  }
+  return tests;
+}
+
 // yoke analyze's files for the model, plus the gradient-path curve when training logged one.
 nlohmann::json analyze_run(const std::string& model_dir, const std::string& checkpoint, const fs::path& out, std::ostream& log) {
   auto result = analyze_model(load_model(model_dir, checkpoint), out.string());
@@ -119,21 +145,45 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
                            {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
                            {"updates", tr.updates}, {"stop_reason", tr.stop_reason}, {"config", cfg.to_json()},
                            {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
-  result["tests"] = translate_and_score(grid, cfg, dir, checkpoint, log);
+  result["tests"] = cfg.task == "lm" ? perplexity_of_tests(cfg, checkpoint, log)
+                                     : translate_and_score(grid, cfg, dir, checkpoint, log);
   if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);
   // Written last: its presence is what marks the run as done.
   write_text_file((dir / "result.json").string(), result.dump(2) + "\n");
   return true;
 }
 
+// The grid with only the named variants (all when none are named); the baseline stays when
+// selected, else the first selected variant takes its place.
+Grid select_variants(Grid grid, const std::vector<std::string>& names, const std::string& grid_path) {
+  if (names.empty()) return grid;
+  std::vector<GridVariant> kept;
+  for (const auto& name : names) {
+    auto it = std::find_if(grid.variants.begin(), grid.variants.end(), [&](const GridVariant& v) { return v.name == name; });
+    if (it == grid.variants.end()) {
+      std::string known;
+      for (const auto& v : grid.variants) known += (known.empty() ? "" : ", ") + v.name;
+      throw InputError(grid_path + ": no variant '" + name + "' (variants: " + known + ")");
+    }
+    kept.push_back(*it);
+  }
+  grid.variants = kept;
+  if (std::none_of(kept.begin(), kept.end(), [&](const GridVariant& v) { return v.name == grid.baseline; }))
+    grid.baseline = kept.front().name;
+  return grid;
+}
+
 }  // namespace
 
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
-                             const std::vector<std::string>& overrides, std::ostream& log) {
-  const Grid grid = load_grid(grid_path, overrides);
+                             const std::vector<std::string>& overrides, std::ostream& log,
+                             const std::vector<std::string>& variants) {
+  const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
   ReportInput in;
   in.title = grid.title;
   in.baseline = grid.baseline;
+  if (!grid.variants.empty() && grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == "lm")
+    in.metric = "ppl";
   std::vector<fs::path> run_dirs;
   for (const auto& v : grid.variants) {
     in.variant_order.push_back(v.name);
@@ -145,6 +195,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
       r.seed = seed;
       r.metrics = read_json_file(dir / "result.json");
       for (const auto& [name, t] : r.metrics.at("tests").items()) {
+        if (!t.contains("hyp")) continue;  // language models have no hypotheses
         r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();
         in.ref_files.emplace(name, t.at("ref").get<std::string>());
       }
@@ -160,7 +211,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
 }
 
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
-  const Grid grid = load_grid(o.grid_path, o.overrides);
+  const Grid grid = select_variants(load_grid(o.grid_path, o.overrides), o.variants, o.grid_path);
   fs::create_directories(o.out_dir);
   const size_t total = grid.variants.size() * grid.seeds.size();
   size_t index = 0, done_before = 0, ran = 0;
@@ -187,7 +238,7 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
       if (stop_requested()) return 130;
     }
   }
-  write_experiment_report(o.grid_path, o.out_dir, o.overrides, log);
+  write_experiment_report(o.grid_path, o.out_dir, o.overrides, log, o.variants);
   return 0;
 }
 

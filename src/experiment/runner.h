@@ -20,6 +20,7 @@ struct ExperimentOptions {
   std::string grid_path, out_dir;
   std::vector<std::string> overrides;  // key=value for every run, after the grid
   int threads = 0;                     // 0: the config's
+  std::vector<std::string> variants;   // run only these (empty: all); the report shows only them
 };
 
 // Returns 0 when every run is done and the report written, 130 when interrupted (Ctrl-C).
@@ -27,6 +28,7 @@ int run_experiment(const ExperimentOptions& options, std::ostream& log);
 
 // Rebuilds the report from the result.json files under out_dir (finished runs only).
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
-                             const std::vector<std::string>& overrides, std::ostream& log);
+                             const std::vector<std::string>& overrides, std::ostream& log,
+                             const std::vector<std::string>& variants = {});
 
 }  // namespace yoke

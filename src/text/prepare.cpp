@@ -50,9 +50,12 @@ bool is_safe_name(const std::string& name) {
 }
 
 void check_options(const PrepareOptions& o) {
-  if (o.train_src.empty() || o.train_tgt.empty())
+  if (o.lm) {
+    if (o.train_tgt.empty()) throw InputError("prepare --lm: a training text file is required");
+    if (o.valid_tgt.empty()) throw InputError("prepare --lm: a validation text file is required");
+  } else if (o.train_src.empty() || o.train_tgt.empty())
     throw InputError("prepare: training source and target files are required");
-  if (o.valid_src.empty() || o.valid_tgt.empty())
+  if (!o.lm && (o.valid_src.empty() || o.valid_tgt.empty()))
     throw InputError("prepare: validation source and target files are required");
   if (o.out_dir.empty()) throw InputError("prepare: output directory is required");
   if (o.max_len == 0) throw InputError("prepare: max_len must be at least 1");
@@ -72,6 +75,19 @@ void check_options(const PrepareOptions& o) {
 Split read_split(const std::string& name, const std::string& src, const std::string& tgt) {
   Split s{name, src, tgt, {}, {}};
   s.text = read_parallel(src, tgt, &s.stats);
+  return s;
+}
+
+// Monolingual text as a split whose source side is empty (encoded as nothing, stored as nothing).
+Split read_text_split(const std::string& name, const std::string& path) {
+  Split s{name, "", path, {}, {}};
+  for (auto& line : read_lines(path)) {
+    ++s.stats.read;
+    if (is_blank(line)) { ++s.stats.dropped_empty; continue; }
+    s.text.tgt.push_back(std::move(line));
+  }
+  s.text.src.assign(s.text.tgt.size(), "");
+  s.stats.kept = s.text.tgt.size();
   return s;
 }
 
@@ -106,6 +122,10 @@ void train_logged(const VocabTrainOptions& v,
 std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, const Split& train,
                                                        std::ostream& log) {
   const std::string dir = o.out_dir + "/";
+  if (o.lm) {
+    train_logged(vocab_options(o, dir + "spm", o.vocab_size, {o.train_tgt}), {&train.text.tgt}, "language-model", log);
+    return {"spm.model", "spm.model"};
+  }
   if (o.joint) {
     train_logged(vocab_options(o, dir + "spm", o.vocab_size, {o.train_src, o.train_tgt}),
                  {&train.text.src, &train.text.tgt}, "joint", log);
@@ -134,7 +154,7 @@ Encoded encode_parallel(const ParallelText& text, const Vocab& src_vocab, const 
   auto work = [&](size_t w) {
     try {
       for (size_t i = n * w / workers; i < n * (w + 1) / workers; ++i) {
-        out.src[i] = src_vocab.encode(text.src[i]);
+        if (!text.src[i].empty()) out.src[i] = src_vocab.encode(text.src[i]);
         out.tgt[i] = tgt_vocab.encode(text.tgt[i]);
       }
     } catch (...) {
@@ -171,9 +191,9 @@ TokenizedCorpus collect(Split& split, const Encoded& enc, Keep keep) {
 
 // Training pairs: drop those with a side longer than max_len, or that encode to nothing
 // (a line of characters the normalizer removes).
-TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len) {
+TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len, bool lm) {
   auto keep = [&](size_t i) {
-    if (enc.src[i].empty() || enc.tgt[i].empty()) {
+    if ((!lm && enc.src[i].empty()) || enc.tgt[i].empty()) {
       ++train.stats.dropped_empty;
       return false;
     }
@@ -241,10 +261,15 @@ nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& 
     save_binarized(dir + s.name + ".bin", corpus);
     meta["file"] = s.name + ".bin";
   }
-  write_lines(dir + s.name + ".src.txt", s.text.src);
-  write_lines(dir + s.name + ".tgt.txt", s.text.tgt);
-  meta["src_text"] = s.name + ".src.txt";
-  meta["tgt_text"] = s.name + ".tgt.txt";
+  if (o.lm) {
+    write_lines(dir + s.name + ".txt", s.text.tgt);
+    meta["text"] = s.name + ".txt";
+  } else {
+    write_lines(dir + s.name + ".src.txt", s.text.src);
+    write_lines(dir + s.name + ".tgt.txt", s.text.tgt);
+    meta["src_text"] = s.name + ".src.txt";
+    meta["tgt_text"] = s.name + ".tgt.txt";
+  }
   log_split(log, s, false, o.max_len);
   return meta;
 }
@@ -258,21 +283,24 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   if (ec) throw input_error(opts.out_dir, 0, "cannot create directory: " + ec.message());
 
   // Read everything first: a bad test file should fail in a second, not after training.
-  Split train = read_split("train", opts.train_src, opts.train_tgt);
+  auto read = [&](const std::string& name, const std::string& src, const std::string& tgt) {
+    return opts.lm ? read_text_split(name, tgt) : read_split(name, src, tgt);
+  };
+  Split train = read("train", opts.train_src, opts.train_tgt);
   if (train.text.src.empty())
-    throw input_error(opts.train_src, 0, "no training pairs left after dropping blank lines");
-  Split valid = read_split("valid", opts.valid_src, opts.valid_tgt);
+    throw input_error(opts.lm ? opts.train_tgt : opts.train_src, 0, "no training lines left after dropping blank lines");
+  Split valid = read("valid", opts.valid_src, opts.valid_tgt);
   std::vector<Split> tests;
   for (size_t i = 0; i < opts.tests.size(); ++i)
-    tests.push_back(
-        read_split("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
+    tests.push_back(read("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
 
   const auto [src_model, tgt_model] = train_vocabularies(opts, train, log);
   const Vocab src_vocab = Vocab::load(opts.out_dir + "/" + src_model);
-  const Vocab tgt_vocab = opts.joint ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
+  const Vocab tgt_vocab = opts.joint || opts.lm ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
 
   nlohmann::json meta = {{"format_version", kFormatVersion},
-                         {"joint", opts.joint},
+                         {"task", opts.lm ? "lm" : "translate"},
+                         {"joint", opts.lm || opts.joint},
                          {"model_type", opts.model_type},
                          {"max_len", opts.max_len},
                          {"seed", opts.seed},
@@ -283,7 +311,7 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
 
   const auto start = Clock::now();
   const Encoded train_enc = encode_parallel(train.text, src_vocab, tgt_vocab, opts.threads);
-  const TokenizedCorpus train_corpus = filter_train(train, train_enc, opts.max_len);
+  const TokenizedCorpus train_corpus = filter_train(train, train_enc, opts.max_len, opts.lm);
   save_binarized(opts.out_dir + "/train.bin", train_corpus);
   meta["splits"]["train"] = split_meta(train, train_corpus);
   meta["splits"]["train"]["file"] = "train.bin";

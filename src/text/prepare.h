@@ -23,6 +23,10 @@ struct PrepareOptions {
   size_t input_sentence_size = 1000000;  // sentences sampled for SentencePiece training
   uint64_t seed = 1;
   int threads = 2;
+  // Monolingual text for a language model: train_tgt, valid_tgt and the tests' second files are
+  // the text (the source names are ignored); one vocabulary (spm.model); the corpora keep the
+  // target side only; test sets are written as test.<name>.txt; meta.json says task "lm".
+  bool lm = false;
 };
 
 // Reads and checks all corpora first (so input errors come before the slow steps), trains the

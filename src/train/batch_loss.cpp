@@ -1,14 +1,20 @@
 #include "train/batch_loss.h"
 
 #include "text/vocab.h"
+#include "train/fused_loss.h"
 
 namespace yoke {
 
 LossSums batch_loss(Transformer& model, const Batch& b, double label_smoothing) {
-  auto enc = model.encode(b.src);
-  auto hidden = model.decode(b.tgt_in, &enc);
+  at::Tensor hidden;
+  if (b.src.defined()) {
+    auto enc = model.encode(b.src);
+    hidden = model.decode(b.tgt_in, &enc);
+  } else {  // a language model's batch: no source
+    hidden = model.decode(b.tgt_in, nullptr);
+  }
   auto sel = select_real_positions(hidden, b.tgt_out, Vocab::pad);
-  return label_smoothed_loss(model.logits(sel.hidden), sel.target, label_smoothing);
+  return fused_output_loss(model.embeddings->logit_parts(sel.hidden), sel.target, label_smoothing);
 }
 
 }  // namespace yoke

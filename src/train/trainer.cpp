@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "decode/translator.h"
@@ -19,6 +20,7 @@
 #include "train/batch_loss.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
+#include "train/lm_batch.h"
 #include "train/loss.h"
 #include "train/model_store.h"
 #include "util/error.h"
@@ -100,6 +102,18 @@ class Trainer {
 
  private:
   void load_data();
+  bool lm() const { return cfg_.task == "lm"; }
+  bool blocks() const { return lm() && cfg_.lm_block > 0; }
+  Batch batch(const TokenizedCorpus& c, const std::vector<uint32_t>& idx) const {
+    return lm() ? make_lm_batch(c, idx, blocks()) : make_batch(c, idx);
+  }
+  // Lengths as the batcher counts them: a language model has no source.
+  std::vector<uint32_t> src_lengths(const TokenizedCorpus& c) const {
+    return lm() ? std::vector<uint32_t>(c.size(), 0) : source_lengths(c);
+  }
+  std::vector<uint32_t> tgt_lengths(const TokenizedCorpus& c) const {
+    return lm() ? lm_lengths(c, blocks()) : target_lengths(c);
+  }
   void save(const std::string& reason);
   bool resume();
   LossSums forward(const Batch& b);
@@ -129,9 +143,16 @@ void Trainer::load_data() {
   train_ = load_binarized((dir / "train.bin").string());
   valid_ = load_binarized((dir / "valid.bin").string());
   if (train_.size() == 0) throw input_error((dir / "train.bin").string(), 0, "no training pairs");
-  train_src_lens_ = source_lengths(train_);
-  train_tgt_lens_ = target_lengths(train_);
-  if (fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
+  if (!lm() && train_.src_tokens.empty())
+    throw input_error((dir / "train.bin").string(), 0,
+                      "has no source side: it was prepared for a language model (yoke prepare --lm); set task = lm");
+  if (blocks()) {
+    train_ = stream_blocks(train_, cfg_.lm_block);
+    valid_ = stream_blocks(valid_, cfg_.lm_block);
+  }
+  train_src_lens_ = src_lengths(train_);
+  train_tgt_lens_ = tgt_lengths(train_);
+  if (!lm() && fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
   tgt_vocab_ = Vocab::load(target_vocab_path(cfg_.data));
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
   fs::create_directories(cfg_.save_dir);
@@ -148,8 +169,8 @@ ValidResult Trainer::validate() {
   ValidResult r;
   double loss = 0, nll = 0;
   int64_t tokens = 0;
-  for (auto& idx : make_token_batches(source_lengths(valid_), target_lengths(valid_), size_t(cfg_.max_tokens), false, 0)) {
-    auto out = forward(make_batch(valid_, idx));
+  for (auto& idx : make_token_batches(src_lengths(valid_), tgt_lengths(valid_), size_t(cfg_.max_tokens), false, 0)) {
+    auto out = forward(batch(valid_, idx));
     loss += out.loss.item<double>();
     nll += out.nll.item<double>();
     tokens += out.tokens;
@@ -181,8 +202,11 @@ bool Trainer::after_validation(const ValidResult& v) {
   const bool better = std::isnan(st_.best) || (use_bleu ? metric > st_.best : metric < st_.best);
   if (better) { st_.best = metric; st_.bad_validations = 0; } else { ++st_.bad_validations; }
   char line[200];
-  std::snprintf(line, sizeof line, "valid | epoch %d | update %lld | loss %.3f | nll %.3f | ppl %.2f | bleu %.2f%s",
-                st_.epoch, (long long)st_.update, v.loss, v.nll, std::pow(2.0, v.nll), v.bleu, better ? " | best" : "");
+  // loss and nll are in bits per token (fairseq's convention), so ppl = 2^nll; BLEU only where computed.
+  char bleu[32] = "";
+  if (!std::isnan(v.bleu)) std::snprintf(bleu, sizeof bleu, " | bleu %.2f", v.bleu);
+  std::snprintf(line, sizeof line, "valid | epoch %d | update %lld | loss %.3f | nll %.3f | ppl %.2f%s%s", st_.epoch,
+                (long long)st_.update, v.loss, v.nll, std::pow(2.0, v.nll), bleu, better ? " | best" : "");
   log_ << line << std::endl;
   metrics_->write({{"type", "valid"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", v.loss}, {"nll", v.nll},
                    {"ppl", std::pow(2.0, v.nll)}, {"bleu", std::isnan(v.bleu) ? nlohmann::json() : nlohmann::json(v.bleu)},
@@ -234,6 +258,9 @@ bool Trainer::resume() {
 
 TrainResult Trainer::run() {
   at::set_num_threads(cfg_.threads > 0 ? cfg_.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+  if (compat::device_from_name(cfg_.device).is_cuda() || cfg_.device == "cuda")
+    throw InputError(at::hasCUDA() ? "device = " + cfg_.device + ": training on a GPU is not supported yet; use device = cpu"
+                                   : "device = cuda, but this yoke's LibTorch has no CUDA; use device = cpu (or auto)");
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
   if (cfg_.tie == "shared-private") {
@@ -253,8 +280,9 @@ TrainResult Trainer::run() {
   const auto counts = count_embeddings(model_->embeddings->spec());
   const int64_t total = opt_->params().numel();
   char summary[240];
-  std::snprintf(summary, sizeof summary, "model: %lld parameters | Emb. %lld | Red. %.1f%% | tie %s | output %s | %zu training pairs",
-                (long long)total, (long long)counts.emb, 100 * counts.red(), cfg_.tie.c_str(), cfg_.output.c_str(), train_.size());
+  std::snprintf(summary, sizeof summary, "model: %lld parameters | Emb. %lld | Red. %.1f%% | tie %s | output %s | %zu training %s",
+                (long long)total, (long long)counts.emb, 100 * counts.red(), cfg_.tie.c_str(), cfg_.output.c_str(), train_.size(),
+                blocks() ? "blocks" : lm() ? "sentences" : "pairs");
   log_ << summary << std::endl;
   const bool resumed = resume();
   metrics_->write({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()},
@@ -286,13 +314,26 @@ TrainResult Trainer::run() {
   while (stop.empty()) {
     if (cfg_.max_epochs > 0 && st_.epoch > cfg_.max_epochs) { stop = "max_epochs"; break; }
     const auto batches = epoch_batches(st_.epoch);
+    // The next batch is built on another thread while the current one trains (declared after
+    // `batches`, so a pending build finishes before they go).
+    std::future<Batch> next;
+    size_t next_index = batches.size();
+    auto take_batch = [&]() {
+      const size_t i = st_.batch_in_epoch++;
+      Batch b = next.valid() && next_index == i ? next.get() : batch(train_, batches[i]);
+      if (i + 1 < batches.size()) {
+        next_index = i + 1;
+        next = std::async(std::launch::async, [this, &batches, j = i + 1] { return batch(train_, batches[j]); });
+      }
+      return b;
+    };
     while (st_.batch_in_epoch < batches.size() && stop.empty()) {
       // Dropout noise is a function of (seed, update): a resumed run draws the same masks.
       at::manual_seed(uint64_t(cfg_.seed) * 7919ull + uint64_t(st_.update) + 1);
       opt_->zero_grad();
       int64_t tgt_tokens = 0;
       for (int k = 0; k < cfg_.update_freq && st_.batch_in_epoch < batches.size(); ++k) {
-        auto b = make_batch(train_, batches[st_.batch_in_epoch++]);
+        auto b = take_batch();
         auto out = forward(b);
         out.loss.backward();
         loss_acc += out.loss.item<double>();

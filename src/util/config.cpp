@@ -15,7 +15,7 @@ template <class C, class F>
 void visit_fields(C& c, F&& f) {
   f("task", c.task); f("data", c.data); f("save_dir", c.save_dir);
   f("src_vocab_size", c.src_vocab_size); f("tgt_vocab_size", c.tgt_vocab_size);
-  f("joint_vocab", c.joint_vocab);
+  f("joint_vocab", c.joint_vocab); f("lm_block", c.lm_block);
   f("encoder_layers", c.encoder_layers); f("decoder_layers", c.decoder_layers);
   f("d_model", c.d_model); f("heads", c.heads); f("ffn_dim", c.ffn_dim);
   f("dropout", c.dropout); f("attention_dropout", c.attention_dropout);
@@ -152,6 +152,10 @@ void Config::validate() const {
   if (dropout < 0 || dropout >= 1) throw InputError("dropout must be in [0, 1)");
   if (label_smoothing < 0 || label_smoothing >= 1) throw InputError("label_smoothing must be in [0, 1)");
   if (factored_rank < 0) throw InputError("factored_rank must be >= 0");
+  if (lm_block < 0) throw InputError("lm_block must be >= 0 (0 = one sentence per row)");
+  if (task == "lm" && lm_block >= max_positions)
+    throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
+                     std::to_string(max_positions) + ")");
   for (double l : {lambda_lm, lambda_wf, lambda_ur})
     if (l < 0 || l > 1) throw InputError("lambda_lm/lambda_wf/lambda_ur must be in [0, 1]");
 }

@@ -18,6 +18,7 @@ struct Config {
   int src_vocab_size = 0;            // taken from the data when 0 (`yoke params` may set them)
   int tgt_vocab_size = 0;
   bool joint_vocab = false;
+  int lm_block = 0;                  // task = lm: 0 = one sentence per row (padded); N = stream blocks of N tokens
 
   // --- model sizes
   int encoder_layers = 3;

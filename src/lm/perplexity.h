@@ -1,0 +1,33 @@
+// Perplexity of a language model on text, with the scoring stated: sentence by sentence, or over
+// the text as one stream in windows of `block` tokens that start every `stride` tokens (each
+// token is predicted once; with stride < block every window after the first scores only its
+// last `stride` tokens, which then see at least block − stride tokens of context).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/transformer.h"
+#include "text/vocab.h"
+
+namespace yoke {
+
+struct Perplexity {
+  double nll = 0;          // summed negative log-likelihood, nats
+  int64_t subwords = 0;    // predicted tokens: the subwords of every line plus one end-of-line (eos) each
+  int64_t words = 0;       // whitespace-separated words of every line plus one end-of-line each
+  int64_t lines = 0;
+  int64_t block = 0, stride = 0;  // the scoring used (block 0: sentences)
+  double per_subword() const;     // exp(nll / subwords)
+  double per_word() const;        // exp(nll / words): the same likelihood spread over words
+  std::string scoring() const;    // the scoring in words, for logs and reports
+};
+
+// `lines`: subword ids of each line (no bos/eos); `words`: whitespace words of each line.
+Perplexity lm_perplexity(Transformer& model, const std::vector<std::vector<int>>& lines,
+                         const std::vector<int64_t>& words, int64_t block, int64_t stride, int64_t max_tokens = 4096);
+
+// Raw text lines: encoded with `vocab`; words are the whitespace-separated tokens of each line.
+Perplexity text_perplexity(Transformer& model, const Vocab& vocab, const std::vector<std::string>& lines, int64_t block,
+                           int64_t stride, int64_t max_tokens = 4096);
+
+}  // namespace yoke
