@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""The plain PyTorch baseline of bench/run.sh: the reference model written as a user would
+(pre-norm Transformer, d=256, 3+3 layers, 4 heads, FFN 1024, three-way tied embeddings scaled
+by sqrt(d), sinusoidal positions, label-smoothed cross-entropy, Adam), trained on the very
+batches yoke trains on (read from the workload file yoke_bench_speed writes), and a greedy
+decoding loop that recomputes the whole prefix at every step, and one with a key/value cache.
+
+Prints one JSON object. Usage:
+  python3 bench/reference_pytorch.py train  WORKLOAD --steps N --threads T
+  python3 bench/reference_pytorch.py greedy WORKLOAD --sentences N --threads T [--cache]
+"""
+import argparse
+import json
+import math
+import resource
+import struct
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+PAD, BOS, EOS = 0, 2, 3
+
+
+def read_workload(path):
+    """Header: magic 'YKWL', version, vocab, d, n_train_batches, n_sources; then each batch
+    (rows, S, T, src, tgt_in, tgt_out as int64) and each source sentence (length, ids)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, version, vocab, dim, n_batches, n_sources = struct.unpack_from("<4sqqqqq", data, 0)
+    assert magic == b"YKWL" and version == 1, f"{path}: not a yoke workload file"
+    off = struct.calcsize("<4sqqqqq")
+    batches = []
+    for _ in range(n_batches):
+        rows, s, t = struct.unpack_from("<qqq", data, off)
+        off += 24
+        tensors = []
+        for cols in (s, t, t):
+            n = rows * cols
+            tensors.append(torch.frombuffer(bytearray(data[off:off + 8 * n]), dtype=torch.int64).view(rows, cols))
+            off += 8 * n
+        batches.append(tensors)
+    sources = []
+    for _ in range(n_sources):
+        (n,) = struct.unpack_from("<q", data, off)
+        off += 8
+        sources.append(list(struct.unpack_from(f"<{n}q", data, off)))
+        off += 8 * n
+    return vocab, dim, batches, sources
+
+
+def sinusoidal(max_len, dim):
+    pos = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
+    div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    pe = torch.zeros(max_len, dim)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)
+    return pe
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, d, heads, dropout):
+        super().__init__()
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(4))
+        self.heads, self.dropout = heads, dropout
+
+    def split(self, x):
+        b, t, d = x.shape
+        return x.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+
+    def forward(self, x, mem, mask, cache=None):
+        q = self.split(self.q(x))
+        k, v = self.split(self.k(mem)), self.split(self.v(mem))
+        if cache is not None:  # self-attention with a key/value cache: append this step
+            if "k" in cache:
+                k, v = torch.cat([cache["k"], k], 2), torch.cat([cache["v"], v], 2)
+            cache["k"], cache["v"] = k, v
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores + mask
+        p = F.dropout(torch.softmax(scores, -1), self.dropout, self.training)
+        b, h, t, dh = (p @ v).shape
+        return self.o((p @ v).transpose(1, 2).reshape(b, t, h * dh))
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, d, heads, ffn, dropout, cross):
+        super().__init__()
+        self.self_attn, self.n1 = Attention(d, heads, 0.0), torch.nn.LayerNorm(d)
+        self.cross = Attention(d, heads, 0.0) if cross else None
+        self.n2 = torch.nn.LayerNorm(d) if cross else None
+        self.ff1, self.ff2, self.n3 = torch.nn.Linear(d, ffn), torch.nn.Linear(ffn, d), torch.nn.LayerNorm(d)
+        self.dropout = dropout
+
+    def forward(self, x, self_mask, mem=None, mem_mask=None, cache=None):
+        drop = lambda y: F.dropout(y, self.dropout, self.training)
+        h = self.n1(x)
+        x = x + drop(self.self_attn(h, h, self_mask, cache))
+        if self.cross is not None:
+            x = x + drop(self.cross(self.n2(x), mem, mem_mask))
+        return x + drop(self.ff2(F.relu(self.ff1(self.n3(x)))))
+
+
+class Transformer(torch.nn.Module):
+    def __init__(self, vocab, d=256, layers=3, heads=4, ffn=1024, dropout=0.1):
+        super().__init__()
+        self.emb = torch.nn.Parameter(torch.randn(vocab, d) * d ** -0.5)  # source = target = output
+        self.enc = torch.nn.ModuleList(Layer(d, heads, ffn, dropout, False) for _ in range(layers))
+        self.dec = torch.nn.ModuleList(Layer(d, heads, ffn, dropout, True) for _ in range(layers))
+        self.enc_norm, self.dec_norm = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.register_buffer("pe", sinusoidal(1024, d))
+        self.d, self.dropout = d, dropout
+
+    def embed(self, ids, offset=0):
+        x = F.embedding(ids, self.emb) * math.sqrt(self.d) + self.pe[offset:offset + ids.shape[1]]
+        return F.dropout(x, self.dropout, self.training)
+
+    def encode(self, src):
+        mask = torch.zeros(src.shape, dtype=torch.float32).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
+        x = self.embed(src)
+        for layer in self.enc:
+            x = layer(x, mask)
+        return self.enc_norm(x), mask
+
+    def decode(self, tgt_in, mem, mem_mask):
+        t = tgt_in.shape[1]
+        causal = torch.full((t, t), float("-inf")).triu(1)
+        x = self.embed(tgt_in)
+        for layer in self.dec:
+            x = layer(x, causal, mem, mem_mask)
+        return self.dec_norm(x)
+
+    def logits(self, h):
+        return h @ self.emb.t()
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def train(args):
+    vocab, dim, batches, _ = read_workload(args.workload)
+    torch.manual_seed(1)
+    model = Transformer(vocab, dim)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-8)
+    model.train()
+
+    def step(src, tgt_in, tgt_out):
+        opt.zero_grad(set_to_none=True)
+        mem, mask = model.encode(src)
+        h = model.decode(tgt_in, mem, mask)
+        logits = model.logits(h).view(-1, vocab)
+        loss = F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+        tokens = int((tgt_out != PAD).sum())
+        (loss / tokens).backward()
+        opt.step()
+
+    step(*batches[0])  # warm-up, as yoke's benchmark does
+    tokens, t0 = 0, time.perf_counter()
+    for i in range(args.steps):
+        src, tgt_in, tgt_out = batches[i % len(batches)]
+        step(src, tgt_in, tgt_out)
+        tokens += int((src != PAD).sum()) + int((tgt_out != PAD).sum())
+    seconds = time.perf_counter() - t0
+    return {"impl": "pytorch", "part": "train", "steps": args.steps, "tokens": tokens, "seconds": seconds,
+            "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(),
+            "params": sum(p.numel() for p in model.parameters()), "torch": torch.__version__}
+
+
+@torch.no_grad()
+def greedy(args):
+    vocab, dim, _, sources = read_workload(args.workload)
+    sources = sources[: args.sentences]
+    torch.manual_seed(1)
+    model = Transformer(vocab, dim).eval()
+    out_tokens, t0 = 0, time.perf_counter()
+    for start in range(0, len(sources), args.batch):
+        chunk = sources[start:start + args.batch]
+        width = max(len(s) for s in chunk) + 1
+        src = torch.zeros(len(chunk), width, dtype=torch.int64)
+        for i, s in enumerate(chunk):
+            src[i, :len(s)] = torch.tensor(s)
+            src[i, len(s)] = EOS
+        mem, mask = model.encode(src)
+        max_len = int(1.2 * (width - 1)) + 10
+        ys = torch.full((len(chunk), 1), BOS, dtype=torch.int64)
+        done = torch.zeros(len(chunk), dtype=torch.bool)
+        caches = [dict() for _ in model.dec] if args.cache else None
+        for t in range(max_len):
+            if args.cache:  # one new position through every layer, keys/values kept
+                x = model.embed(ys[:, -1:], offset=t)
+                for layer, cache in zip(model.dec, caches):
+                    x = layer(x, None, mem, mask, cache)
+                h = model.dec_norm(x)[:, -1]
+            else:  # the whole prefix again at every step
+                h = model.decode(ys, mem, mask)[:, -1]
+            nxt = model.logits(h).argmax(-1)
+            nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
+            ys = torch.cat([ys, nxt[:, None]], 1)
+            done |= nxt == EOS
+            if bool(done.all()):
+                break
+        out_tokens += int((ys[:, 1:] != PAD).sum())
+    seconds = time.perf_counter() - t0
+    return {"impl": "pytorch", "part": "greedy-cache" if args.cache else "greedy", "sentences": len(sources),
+            "seconds": seconds, "sentences_per_s": len(sources) / seconds, "tokens": out_tokens,
+            "peak_rss_mb": peak_rss_mb(), "torch": torch.__version__}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("part", choices=["train", "greedy"])
+    p.add_argument("workload")
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--sentences", type=int, default=1000)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--cache", action="store_true")
+    p.add_argument("--threads", type=int, default=0)
+    args = p.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    result = train(args) if args.part == "train" else greedy(args)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The CPU speed suite: yoke against a plain PyTorch implementation of the same model and
+# decoding loop (bench/reference_pytorch.py, Debian's python3-torch), on the same workload, on
+# this machine, in this run. Each part runs in its own process so that its peak RSS is its own.
+# Training alternates yoke and PyTorch rounds so that drift in the machine's speed hits both.
+# Prints a table; the last line is one JSON object with every figure and ratio.
+#
+#   bench/run.sh [--quick]      (--quick: 200 sentences, 3 training steps: a smoke run, not a measurement)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=6 sentences=1000 rounds=2
+[ "${1:-}" = "--quick" ] && { steps=3; sentences=200; rounds=1; }
+[ -x build/yoke_bench_speed ] || bash scripts/build.sh >&2
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "installing python3-torch (Debian) for the PyTorch reference..." >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null
+fi
+out=$(mktemp -d)
+W=$out/workload.bin
+build/yoke_bench_speed --part workload --out "$W" >/dev/null
+step() { echo "  $*" >&2; "$@" | tail -n 1 >> "$out/results.jsonl"; }
+echo "bench: $(nproc) cores, $steps training steps × $rounds rounds, $sentences sentences" >&2
+step build/yoke_bench_speed --part matmul
+for r in $(seq "$rounds"); do
+  step build/yoke_bench_speed --part train --workload "$W" --steps "$steps"
+  step /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
+done
+step build/yoke_bench_speed --part profile --workload "$W" --steps "$steps"
+step build/yoke_bench_speed --part greedy --workload "$W" --sentences "$sentences"
+step build/yoke_bench_speed --part beam --workload "$W" --sentences "$sentences"
+step /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences" --cache
+step /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences"
+/usr/bin/python3 bench/summarize.py "$out/results.jsonl"
+rm -rf "$out"

@@ -1,0 +1,275 @@
+// yoke's side of the CPU speed suite (bench/run.sh drives it, next to bench/reference_pytorch.py):
+//   --part workload --out FILE   writes the fixed workload both implementations read: training
+//                                batches of the reference model and 1000 source sentences
+//   --part matmul                the machine's fp32 matrix-product GFLOP/s (the "limit")
+//   --part train                 training steps of the reference model: tokens/s, model GFLOP/s
+//   --part profile               where a training step's time goes, phase by phase
+//   --part greedy | beam         translation of the workload's sentences (beam 5)
+// Reference model: d=256, 3+3 layers, 4 heads, FFN 1024, joint V=8000, tie all, 4096-token batches.
+// Each part prints one JSON object (with the process's peak RSS) on its last line.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/workload.h"
+#include "decode/translator.h"
+#include "train/batch_loss.h"
+#include "train/flat_adam.h"
+#include "train/fused_loss.h"
+#include "train/model_store.h"
+
+using namespace yoke;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kVocab = 8000, kDim = 256, kLayers = 3, kFfn = 1024;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;
+}
+
+std::shared_ptr<Transformer> reference_model() {
+  Config cfg;
+  cfg.src_vocab_size = cfg.tgt_vocab_size = int(kVocab);
+  cfg.joint_vocab = true;
+  cfg.tie = "all";
+  at::manual_seed(1);
+  return build_model(cfg);
+}
+
+// ---- the workload file (read by bench/reference_pytorch.py: keep the two in step)
+
+struct Workload {
+  std::vector<Batch> batches;
+  std::vector<std::vector<int>> sources;
+};
+
+void put(std::ofstream& f, int64_t v) { f.write(reinterpret_cast<const char*>(&v), sizeof v); }
+int64_t get(std::ifstream& f) {
+  int64_t v = 0;
+  f.read(reinterpret_cast<char*>(&v), sizeof v);
+  if (!f) throw std::runtime_error("workload file truncated");
+  return v;
+}
+
+void write_workload(const std::string& path, int batches, int64_t tokens, int sentences) {
+  Workload w;
+  w.batches = bench::synthetic_batches(batches, tokens, kVocab, 7);
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> len(8, 24), word(4, int(kVocab) - 1);
+  for (int i = 0; i < sentences; ++i) {
+    w.sources.emplace_back(size_t(len(rng)));
+    for (auto& t : w.sources.back()) t = word(rng);
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write("YKWL", 4);
+  for (int64_t v : {int64_t(1), kVocab, kDim, int64_t(w.batches.size()), int64_t(w.sources.size())}) put(f, v);
+  for (const auto& b : w.batches) {
+    for (int64_t v : {b.src.size(0), b.src.size(1), b.tgt_in.size(1)}) put(f, v);
+    for (const auto* t : {&b.src, &b.tgt_in, &b.tgt_out}) {
+      const auto c = t->contiguous();
+      f.write(reinterpret_cast<const char*>(c.data_ptr<int64_t>()), std::streamsize(c.numel() * 8));
+    }
+  }
+  for (const auto& s : w.sources) {
+    put(f, int64_t(s.size()));
+    for (int t : s) put(f, t);
+  }
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+Workload read_workload(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4];
+  f.read(magic, 4);
+  if (!f || std::string(magic, 4) != "YKWL" || get(f) != 1)
+    throw std::runtime_error(path + ": not a workload file (write one with --part workload)");
+  get(f);
+  get(f);
+  const int64_t n_batches = get(f), n_sources = get(f);
+  Workload w;
+  for (int64_t i = 0; i < n_batches; ++i) {
+    const int64_t rows = get(f), s = get(f), t = get(f);
+    Batch b;
+    const std::pair<at::Tensor*, int64_t> parts[] = {{&b.src, s}, {&b.tgt_in, t}, {&b.tgt_out, t}};
+    for (auto [tensor, cols] : parts) {
+      *tensor = at::empty({rows, cols}, at::kLong);
+      f.read(reinterpret_cast<char*>(tensor->data_ptr<int64_t>()), std::streamsize(rows * cols * 8));
+    }
+    b.src_tokens = b.src.ne(0).sum().item<int64_t>();
+    b.tgt_tokens = b.tgt_out.ne(0).sum().item<int64_t>();
+    w.batches.push_back(std::move(b));
+  }
+  for (int64_t i = 0; i < n_sources; ++i) {
+    w.sources.emplace_back(size_t(get(f)));
+    for (auto& t : w.sources.back()) t = int(get(f));
+  }
+  return w;
+}
+
+// ---- the parts
+
+// Matrix products of the training step (forward ×3 for forward + backward), padded shapes as
+// computed; the output layer on the real target positions only (what yoke computes).
+double training_flops(const Batch& b) {
+  const double B = double(b.src.size(0)), S = double(b.src.size(1)), T = double(b.tgt_in.size(1)), d = kDim;
+  const double enc = 2 * B * S * (4 * d * d + 2 * d * kFfn) + 4 * B * S * S * d;
+  const double dec = 2 * B * T * (4 * d * d + 2 * d * d + 2 * d * kFfn) + 2 * B * S * 2 * d * d + 4 * B * T * T * d +
+                     4 * B * T * S * d;
+  const double out = 2 * double(b.tgt_tokens) * d * double(kVocab);
+  return 3 * (kLayers * (enc + dec) + out);
+}
+
+nlohmann::json part_matmul() {
+  double best = 0;
+  for (int64_t n : {512, 1024, 2048}) {
+    auto a = at::randn({n, n}), b = at::randn({n, n});
+    at::mm(a, b);  // warm-up
+    int reps = 0;
+    const auto t0 = Clock::now();
+    while (seconds_since(t0) < 1.5) { at::mm(a, b); ++reps; }
+    best = std::max(best, 2.0 * double(n * n * n) * reps / seconds_since(t0) / 1e9);
+  }
+  return {{"part", "matmul"}, {"gflops", best}};
+}
+
+nlohmann::json part_train(const Workload& w, int steps) {
+  auto model = reference_model();
+  model->train();
+  std::vector<at::Tensor> params;
+  for (auto& p : model->parameters()) params.push_back(p);
+  FlatAdam opt(params, AdamOptions{});
+  auto step = [&](const Batch& b) {
+    opt.zero_grad();
+    auto out = batch_loss(*model, b, 0.1);
+    out.loss.backward();
+    opt.scale_grad(1.0 / double(out.tokens));
+    opt.step(5e-4);
+  };
+  step(w.batches[0]);  // warm-up: allocator and thread pool
+  int64_t tokens = 0;
+  double flops = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < steps; ++i) {
+    const Batch& b = w.batches[size_t(i) % w.batches.size()];
+    step(b);
+    tokens += b.src_tokens + b.tgt_tokens;
+    flops += training_flops(b);
+  }
+  const double s = seconds_since(t0);
+  return {{"part", "train"}, {"steps", steps}, {"tokens", tokens}, {"seconds", s}, {"tokens_per_s", double(tokens) / s},
+          {"gflops", flops / s / 1e9}, {"params", opt.params().numel()}};
+}
+
+// Where a training step's time goes: each phase timed on its own (the CPU runs them in order,
+// so wall-clock spans are exact), averaged over the steps.
+nlohmann::json part_profile(const Workload& w, int steps) {
+  auto model = reference_model();
+  model->train();
+  std::vector<at::Tensor> params;
+  for (auto& p : model->parameters()) params.push_back(p);
+  FlatAdam opt(params, AdamOptions{});
+  std::map<std::string, double> spent;
+  double total = 0;
+  for (int i = -1; i < steps; ++i) {  // step -1: warm-up, not counted
+    const Batch& b = w.batches[size_t(std::max(i, 0)) % w.batches.size()];
+    auto t = Clock::now();
+    const auto t_start = t;
+    auto lap = [&](const char* phase) {
+      if (i >= 0) spent[phase] += seconds_since(t);
+      t = Clock::now();
+    };
+    opt.zero_grad();
+    lap("zero_grad");
+    auto enc = model->encode(b.src);
+    lap("encoder forward");
+    auto hidden = model->decode(b.tgt_in, &enc);
+    lap("decoder forward");
+    auto sel = select_real_positions(hidden, b.tgt_out, 0);
+    auto out = fused_output_loss(model->embeddings->logit_parts(sel.hidden), sel.target, 0.1);
+    lap("output layer + loss (fused, with its gradients)");
+    out.loss.backward();
+    lap("backward (layers)");
+    opt.scale_grad(1.0 / double(out.tokens));
+    opt.step(5e-4);
+    lap("optimizer (flat Adam)");
+    if (i >= 0) total += seconds_since(t_start);
+  }
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& [k, v] : spent) phases[k] = {{"seconds_per_step", v / steps}, {"share", v / total}};
+  return {{"part", "profile"}, {"steps", steps}, {"seconds_per_step", total / steps}, {"phases", phases}};
+}
+
+nlohmann::json part_decode(const Workload& w, int beam, int sentences) {
+  auto model = reference_model();
+  model->eval();
+  std::vector<std::vector<int>> src(w.sources.begin(), w.sources.begin() + std::min<size_t>(size_t(sentences), w.sources.size()));
+  SearchOptions so;
+  so.beam = beam;
+  const auto t0 = Clock::now();
+  const auto out = translate_ids(*model, src, so, 6000);
+  const double s = seconds_since(t0);
+  int64_t tokens = 0;
+  for (const auto& o : out) tokens += int64_t(o.size());
+  return {{"part", beam == 1 ? "greedy" : "beam"}, {"beam", beam}, {"sentences", src.size()}, {"seconds", s},
+          {"sentences_per_s", double(src.size()) / s}, {"tokens", tokens}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string part, workload, out;
+  int steps = 6, sentences = 1000, threads = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--part") part = v;
+    else if (k == "--workload") workload = v;
+    else if (k == "--out") out = v;
+    else if (k == "--steps") steps = std::atoi(v.c_str());
+    else if (k == "--sentences") sentences = std::atoi(v.c_str());
+    else if (k == "--threads") threads = std::atoi(v.c_str());
+    else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
+  }
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  try {
+    nlohmann::json j;
+    if (part == "workload") {
+      write_workload(out, 4, 4096, 1000);
+      j = {{"part", "workload"}, {"file", out}};
+    } else if (part == "matmul") {
+      j = part_matmul();
+    } else if (part == "train" || part == "greedy" || part == "beam" || part == "profile") {
+      const Workload w = read_workload(workload);
+      j = part == "train"     ? part_train(w, steps)
+          : part == "profile" ? part_profile(w, steps)
+                              : part_decode(w, part == "beam" ? 5 : 1, sentences);
+    } else {
+      std::fprintf(stderr, "usage: yoke_bench_speed --part workload|matmul|train|profile|greedy|beam [--workload F] [--out F]\n"
+                           "       [--steps N] [--sentences N] [--threads N]\n");
+      return 2;
+    }
+    j["impl"] = "yoke";
+    j["threads"] = threads;
+    j["peak_rss_mb"] = peak_rss_mb();
+    std::printf("%s\n", j.dump().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "yoke_bench_speed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
