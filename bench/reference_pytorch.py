@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The plain PyTorch baseline of bench/run.sh: the reference model written as a user would
-(pre-norm Transformer, d=256, 3+3 layers, 4 heads, FFN 1024, three-way tied embeddings scaled
+"""The plain PyTorch baseline of bench/run.sh (CPU) and bench/gpu.sh (GPU): the model written
+as a user would (pre-norm Transformer of the workload's size, three-way tied embeddings scaled
 by sqrt(d), sinusoidal positions, label-smoothed cross-entropy, Adam), trained on the very
 batches yoke trains on (read from the workload file yoke_bench_speed writes), and a greedy
 decoding loop that recomputes the whole prefix at every step, and one with a key/value cache.
+On a GPU: bf16 autocast, TF32, fused attention (scaled_dot_product_attention), and with
+--compile the model under torch.compile.
 
 Prints one JSON object. Usage:
-  python3 bench/reference_pytorch.py train  WORKLOAD --steps N --threads T
-  python3 bench/reference_pytorch.py greedy WORKLOAD --sentences N --threads T [--cache]
+  python3 bench/reference_pytorch.py train  WORKLOAD --steps N [--threads T] [--device cuda] [--compile]
+  python3 bench/reference_pytorch.py greedy WORKLOAD --sentences N [--threads T] [--cache] [--device cuda]
 """
 import argparse
 import json
@@ -24,13 +26,13 @@ PAD, BOS, EOS = 0, 2, 3
 
 
 def read_workload(path):
-    """Header: magic 'YKWL', version, vocab, d, n_train_batches, n_sources; then each batch
-    (rows, S, T, src, tgt_in, tgt_out as int64) and each source sentence (length, ids)."""
+    """Header: magic 'YKWL', version 2, vocab, d, layers, heads, ffn, n_train_batches, n_sources;
+    then each batch (rows, S, T, src, tgt_in, tgt_out as int64) and each source sentence (length, ids)."""
     with open(path, "rb") as f:
         data = f.read()
-    magic, version, vocab, dim, n_batches, n_sources = struct.unpack_from("<4sqqqqq", data, 0)
-    assert magic == b"YKWL" and version == 1, f"{path}: not a yoke workload file"
-    off = struct.calcsize("<4sqqqqq")
+    magic, version, vocab, dim, layers, heads, ffn, n_batches, n_sources = struct.unpack_from("<4sqqqqqqqq", data, 0)
+    assert magic == b"YKWL" and version == 2, f"{path}: not a version-2 yoke workload file"
+    off = struct.calcsize("<4sqqqqqqqq")
     batches = []
     for _ in range(n_batches):
         rows, s, t = struct.unpack_from("<qqq", data, off)
@@ -47,7 +49,8 @@ def read_workload(path):
         off += 8
         sources.append(list(struct.unpack_from(f"<{n}q", data, off)))
         off += 8 * n
-    return vocab, dim, batches, sources
+    size = dict(vocab=vocab, d=dim, layers=layers, heads=heads, ffn=ffn)
+    return size, batches, sources
 
 
 def sinusoidal(max_len, dim):
@@ -76,12 +79,15 @@ class Attention(torch.nn.Module):
             if "k" in cache:
                 k, v = torch.cat([cache["k"], k], 2), torch.cat([cache["v"], v], 2)
             cache["k"], cache["v"] = k, v
-        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        if mask is not None:
-            scores = scores + mask
-        p = F.dropout(torch.softmax(scores, -1), self.dropout, self.training)
-        b, h, t, dh = (p @ v).shape
-        return self.o((p @ v).transpose(1, 2).reshape(b, t, h * dh))
+        if q.is_cuda:  # the fused kernel a GPU user would call
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            if mask is not None:
+                scores = scores + mask
+            ctx = F.dropout(torch.softmax(scores, -1), self.dropout, self.training) @ v
+        b, h, t, dh = ctx.shape
+        return self.o(ctx.transpose(1, 2).reshape(b, t, h * dh))
 
 
 class Layer(torch.nn.Module):
@@ -103,7 +109,7 @@ class Layer(torch.nn.Module):
 
 
 class Transformer(torch.nn.Module):
-    def __init__(self, vocab, d=256, layers=3, heads=4, ffn=1024, dropout=0.1):
+    def __init__(self, vocab, d=256, layers=3, heads=4, ffn=1024, dropout=0.1, **_):
         super().__init__()
         self.emb = torch.nn.Parameter(torch.randn(vocab, d) * d ** -0.5)  # source = target = output
         self.enc = torch.nn.ModuleList(Layer(d, heads, ffn, dropout, False) for _ in range(layers))
@@ -117,7 +123,7 @@ class Transformer(torch.nn.Module):
         return F.dropout(x, self.dropout, self.training)
 
     def encode(self, src):
-        mask = torch.zeros(src.shape, dtype=torch.float32).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
+        mask = torch.zeros(src.shape, dtype=torch.float32, device=src.device).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
         x = self.embed(src)
         for layer in self.enc:
             x = layer(x, mask)
@@ -125,7 +131,7 @@ class Transformer(torch.nn.Module):
 
     def decode(self, tgt_in, mem, mem_mask):
         t = tgt_in.shape[1]
-        causal = torch.full((t, t), float("-inf")).triu(1)
+        causal = torch.full((t, t), float("-inf"), device=tgt_in.device).triu(1)
         x = self.embed(tgt_in)
         for layer in self.dec:
             x = layer(x, causal, mem, mem_mask)
@@ -134,46 +140,72 @@ class Transformer(torch.nn.Module):
     def logits(self, h):
         return h @ self.emb.t()
 
+    def forward_loss(self, src, tgt_in, tgt_out):
+        mem, mask = self.encode(src)
+        h = self.decode(tgt_in, mem, mask)
+        logits = self.logits(h).view(-1, self.emb.shape[0]).float()
+        return F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+
 
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def train(args):
-    vocab, dim, batches, _ = read_workload(args.workload)
+    size, batches, _ = read_workload(args.workload)
+    device = torch.device(args.device)
+    vocab = size["vocab"]
     torch.manual_seed(1)
-    model = Transformer(vocab, dim)
-    opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-8)
+    model = Transformer(**size).to(device)
+    cuda = device.type == "cuda"
+    # fused Adam on a GPU (what a user would pick there); the default loop on a CPU
+    opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-8, **({"fused": True} if cuda else {}))
     model.train()
+    forward = torch.compile(model.forward_loss) if args.compile else model.forward_loss
 
     def step(src, tgt_in, tgt_out):
+        src, tgt_in, tgt_out = (x.to(device, non_blocking=True) for x in (src, tgt_in, tgt_out))
         opt.zero_grad(set_to_none=True)
-        mem, mask = model.encode(src)
-        h = model.decode(tgt_in, mem, mask)
-        logits = model.logits(h).view(-1, vocab)
-        loss = F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1, reduction="sum")
-        tokens = int((tgt_out != PAD).sum())
+        if cuda:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = forward(src, tgt_in, tgt_out)
+        else:
+            loss = forward(src, tgt_in, tgt_out)
+        tokens = (tgt_out != PAD).sum()
         (loss / tokens).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
-    step(*batches[0])  # warm-up, as yoke's benchmark does
+    for _ in range(3 if cuda else 1):  # warm-up (and compilation), as yoke's benchmark does
+        step(*batches[0])
+    sync(device)
     tokens, t0 = 0, time.perf_counter()
     for i in range(args.steps):
         src, tgt_in, tgt_out = batches[i % len(batches)]
         step(src, tgt_in, tgt_out)
         tokens += int((src != PAD).sum()) + int((tgt_out != PAD).sum())
+    sync(device)
     seconds = time.perf_counter() - t0
-    return {"impl": "pytorch", "part": "train", "steps": args.steps, "tokens": tokens, "seconds": seconds,
-            "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(),
-            "params": sum(p.numel() for p in model.parameters()), "torch": torch.__version__}
+    out = {"impl": "pytorch" + ("-compile" if args.compile else ""), "part": "train", "steps": args.steps,
+           "tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(),
+           "params": sum(p.numel() for p in model.parameters()), "torch": torch.__version__, "device": str(device)}
+    if cuda:
+        out["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    return out
 
 
 @torch.no_grad()
 def greedy(args):
-    vocab, dim, _, sources = read_workload(args.workload)
+    size, _, sources = read_workload(args.workload)
     sources = sources[: args.sentences]
+    device = torch.device(args.device)
     torch.manual_seed(1)
-    model = Transformer(vocab, dim).eval()
+    model = Transformer(**size).to(device).eval()
     out_tokens, t0 = 0, time.perf_counter()
     for start in range(0, len(sources), args.batch):
         chunk = sources[start:start + args.batch]
@@ -182,10 +214,11 @@ def greedy(args):
         for i, s in enumerate(chunk):
             src[i, :len(s)] = torch.tensor(s)
             src[i, len(s)] = EOS
+        src = src.to(device)
         mem, mask = model.encode(src)
         max_len = int(1.2 * (width - 1)) + 10
-        ys = torch.full((len(chunk), 1), BOS, dtype=torch.int64)
-        done = torch.zeros(len(chunk), dtype=torch.bool)
+        ys = torch.full((len(chunk), 1), BOS, dtype=torch.int64, device=device)
+        done = torch.zeros(len(chunk), dtype=torch.bool, device=device)
         caches = [dict() for _ in model.dec] if args.cache else None
         for t in range(max_len):
             if args.cache:  # one new position through every layer, keys/values kept
@@ -217,7 +250,11 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--cache", action="store_true")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--compile", action="store_true")
     args = p.parse_args()
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     result = train(args) if args.part == "train" else greedy(args)

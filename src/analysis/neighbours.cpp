@@ -6,7 +6,7 @@ namespace yoke {
 
 std::vector<std::pair<int64_t, double>> nearest_by_cosine(const at::Tensor& query, const at::Tensor& matrix, int64_t k) {
   at::NoGradGuard no_grad;
-  auto m = matrix.to(at::kDouble), q = query.to(at::kDouble);
+  auto m = matrix.to(at::kCPU, at::kDouble), q = query.to(at::kCPU, at::kDouble);
   auto cos = at::matmul(m, q) / (m.norm(2, {1}) * q.norm()).clamp_min(1e-12);
   auto top = cos.topk(std::min<int64_t>(k, cos.size(0)));
   auto vals = std::get<0>(top).contiguous(), idx = std::get<1>(top).contiguous();

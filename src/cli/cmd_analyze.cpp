@@ -50,7 +50,7 @@ int cmd_analyze(int argc, char** argv) {
   options.seed = uint64_t(args.get_int("seed"));
   if (options.random_probes < 0) throw InputError("yoke analyze: --probes must not be negative");
 
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");
+  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");  // on the CPU: the analyses are O(V·d)
   nlohmann::json j = analyze_model(m, out, options);
   if (draw_gradient_paths((fs::path(args.require("model")) / "metrics.jsonl").string(),
                           (fs::path(out) / "grad_paths.svg").string()))

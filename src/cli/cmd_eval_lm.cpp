@@ -22,6 +22,7 @@ int cmd_eval_lm(int argc, char** argv) {
             "example: yoke eval-lm --model runs/lm-tied --text data/lm-en/test.flickr2016.txt",
             {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
              {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
+             {"device", "D", "cpu, cuda or auto (a GPU when there is one)", "cpu"},
              {"text", "FILE", "text to score"},
              {"block", "N", "0 = sentence by sentence; N = the text as one stream in windows of N tokens",
               "as the model was trained (lm_block)"},
@@ -31,7 +32,7 @@ int cmd_eval_lm(int argc, char** argv) {
              {"threads", "N", "CPU threads", "all cores"}});
   if (!args.parse(argc, argv, 2)) return 0;
   if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");
+  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "", args.get("device"));
   if (m.config.task != "lm")
     throw InputError("yoke eval-lm: " + args.get("model") + " is a translation model (task = " + m.config.task + ")");
   const std::string path = args.require("text");

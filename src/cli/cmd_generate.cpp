@@ -19,6 +19,7 @@ int cmd_generate(int argc, char** argv) {
             "example: yoke generate --model runs/lm-tied --prompt \"A man\" --top-p 0.9 --seed 7",
             {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
              {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
+             {"device", "D", "cpu, cuda or auto (a GPU when there is one)", "cpu"},
              {"prompt", "TEXT", "text to continue", "empty: a new sentence"},
              {"temperature", "T", "divides the logits; 0 = greedy", "1.0"},
              {"top-k", "K", "sample among the K most likely tokens; 0 = all", "0"},
@@ -28,7 +29,7 @@ int cmd_generate(int argc, char** argv) {
              {"threads", "N", "CPU threads", "all cores"}});
   if (!args.parse(argc, argv, 2)) return 0;
   if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");
+  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "", args.get("device"));
   if (m.config.task != "lm")
     throw InputError("yoke generate: " + args.get("model") + " is a translation model (task = " + m.config.task + ")");
   SamplingOptions o;

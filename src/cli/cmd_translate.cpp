@@ -17,6 +17,7 @@ int cmd_translate(int argc, char** argv) {
             "text in input order. Reads --input (plain or .gz) or standard input.",
             {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
              {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
+             {"device", "D", "cpu, cuda or auto (a GPU when there is one)", "cpu"},
              {"input", "FILE", "source text", "standard input"},
              {"output", "FILE", "where to write translations", "standard output"},
              {"beam", "N", "beam size; 1 = greedy", "5"},
@@ -27,7 +28,7 @@ int cmd_translate(int argc, char** argv) {
              {"threads", "N", "CPU threads", "all cores"}});
   if (!args.parse(argc, argv, 2)) return 0;
   if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");
+  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "", args.get("device"));
   std::vector<std::string> lines = read_lines(args.has("input") ? args.get("input") : "/dev/stdin");
   SearchOptions so;
   so.beam = args.get_int("beam");

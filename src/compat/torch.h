@@ -7,6 +7,13 @@
 #include <torch/nn/module.h>
 #include <torch/version.h>
 
+#include <string>
+
+#include "util/error.h"
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/autocast_mode.h>
+#endif
+
 namespace yoke::compat {
 
 constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
@@ -27,10 +34,55 @@ inline at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::
 #endif
 }
 
-// Devices named in the config: "cpu", "cuda", "auto" (cuda when available).
+// Devices named in the config or on the command line: "cpu", "cuda", "auto" (cuda when this
+// LibTorch has CUDA and a GPU is visible). Asking for cuda without one is an error that says so.
 inline at::Device device_from_name(const std::string& name) {
+  if (name == "cuda" && !at::hasCUDA())
+    throw InputError(
+        "device = cuda, but this yoke's LibTorch has no CUDA or no GPU is visible; use device = cpu or auto "
+        "(a CUDA build: scripts/gpu-build.sh)");
   if (name == "cuda" || (name == "auto" && at::hasCUDA())) return at::Device(at::kCUDA);
+  if (name != "cpu" && name != "auto") throw InputError("device '" + name + "': use cpu, cuda or auto");
   return at::Device(at::kCPU);
+}
+
+// TF32 for the fp32 matrix products that remain on a GPU (no effect on a CPU).
+inline void allow_tf32() { at::globalContext().setFloat32MatmulPrecision("high"); }
+
+// bf16 autocast on a GPU for the scope of the guard: weights stay fp32 (the master copy the
+// optimizer updates), matrix products run in bf16, reductions and norms in fp32. On a CPU, or
+// with LibTorch 1.13 (CPU only here), it does nothing.
+class Autocast {
+ public:
+  Autocast(const at::Device& device, bool enabled) : on_(enabled && device.is_cuda()) {
+#if TORCH_VERSION_MAJOR >= 2
+    if (!on_) return;
+    was_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::increment_nesting();
+#endif
+  }
+  ~Autocast() {
+#if TORCH_VERSION_MAJOR >= 2
+    if (!on_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCUDA, was_);
+#endif
+  }
+  Autocast(const Autocast&) = delete;
+  Autocast& operator=(const Autocast&) = delete;
+
+ private:
+  bool on_ = false, was_ = false;
+};
+
+// The dtype matrix products on x's device run in right now: bf16 under a GPU autocast, else x's own.
+inline at::ScalarType matmul_dtype(const at::Tensor& x) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA)) return at::autocast::get_autocast_dtype(at::kCUDA);
+#endif
+  return x.scalar_type();
 }
 
 }  // namespace yoke::compat

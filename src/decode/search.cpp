@@ -13,7 +13,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Per sentence: a·|x| + b, and never past the model's position table.
 std::vector<int64_t> max_lengths(const at::Tensor& src, const SearchOptions& o, int64_t max_positions) {
-  auto lens = src.ne(Vocab::pad).sum(1).to(at::kLong).contiguous();
+  auto lens = src.ne(Vocab::pad).sum(1).to(at::kCPU, at::kLong).contiguous();
   std::vector<int64_t> out(lens.size(0));
   for (int64_t i = 0; i < lens.size(0); ++i)
     out[i] = std::clamp<int64_t>(int64_t(o.max_len_a * double(lens.data_ptr<int64_t>()[i]) + o.max_len_b), 1,

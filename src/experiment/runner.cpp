@@ -57,7 +57,7 @@ fs::path run_dir(const std::string& out_dir, const std::string& variant, int see
 // Translates and scores every test set of the run's data with the finished model.
 nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const std::string& checkpoint,
                                    std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint);
+  auto m = load_model(cfg.save_dir, checkpoint, cfg.device);
   SearchOptions so;
   so.beam = grid.beam;
   so.lenpen = grid.lenpen;
@@ -68,7 +68,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
     const auto src = read_lines(t.src);
     Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
     const auto t0 = std::chrono::steady_clock::now();
-    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, 6000, [&](size_t d) { bar.update(double(d)); });
+    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, m.model->parameters().front().is_cuda() ? 60000 : 6000, [&](size_t d) { bar.update(double(d)); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
     std::string text;
@@ -88,7 +88,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
 
 // A language model's scores: perplexity of every test text of its data, scored as it was trained.
 nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpoint, std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint);
+  auto m = load_model(cfg.save_dir, checkpoint, cfg.device);
   const auto meta = read_json_file(fs::path(cfg.data) / "meta.json");
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& [split, s] : meta.at("splits").items()) {
@@ -220,8 +220,10 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
     for (int seed : grid.seeds) done_before += fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json");
   log << "experiment: " << grid.title << " — " << grid.variants.size() << " variants × " << grid.seeds.size() << " seeds = "
       << total << " runs, " << done_before << " already done" << std::endl;
-  for (const auto& v : grid.variants) {
-    for (int seed : grid.seeds) {
+  // Seed-major: after the first pass every variant has a result, so a stopped experiment
+  // already reports the whole table.
+  for (int seed : grid.seeds) {
+    for (const auto& v : grid.variants) {
       ++index;
       if (fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json")) continue;
       const size_t left = total - done_before - ran;

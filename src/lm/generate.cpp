@@ -10,7 +10,7 @@
 namespace yoke {
 
 int pick_token(const at::Tensor& logits, const SamplingOptions& o, std::mt19937_64& rng) {
-  const auto l = logits.to(at::kDouble).contiguous();
+  const auto l = logits.to(at::kCPU, at::kDouble).contiguous();
   const double* v = l.data_ptr<double>();
   const int n = int(l.numel());
   auto allowed = [](int id) { return id != Vocab::pad && id != Vocab::unk && id != Vocab::bos; };

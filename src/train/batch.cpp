@@ -56,4 +56,12 @@ std::vector<uint32_t> target_lengths(const TokenizedCorpus& c) {
   return out;
 }
 
+Batch batch_to_device(Batch b, const at::Device& device) {
+  b.keep = b.tgt_out.reshape({-1}).ne(Vocab::pad).nonzero().squeeze(1);
+  if (device.is_cpu()) return b;
+  for (at::Tensor* t : {&b.src, &b.tgt_in, &b.tgt_out, &b.keep})
+    if (t->defined()) *t = t->pin_memory().to(device, /*non_blocking=*/true);
+  return b;
+}
+
 }  // namespace yoke

@@ -13,7 +13,8 @@ LossSums batch_loss(Transformer& model, const Batch& b, double label_smoothing) 
   } else {  // a language model's batch: no source
     hidden = model.decode(b.tgt_in, nullptr);
   }
-  auto sel = select_real_positions(hidden, b.tgt_out, Vocab::pad);
+  auto sel = b.keep.defined() ? select_positions(hidden, b.tgt_out, b.keep)
+                              : select_real_positions(hidden, b.tgt_out, Vocab::pad);
   return fused_output_loss(model.embeddings->logit_parts(sel.hidden), sel.target, label_smoothing);
 }
 

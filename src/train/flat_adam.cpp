@@ -24,9 +24,9 @@ FlatAdam::FlatAdam(std::vector<at::Tensor> params, const AdamOptions& opts) : op
   }
 }
 
-double FlatAdam::clip_grad_norm(double max_norm) {
-  const double norm = grads_.norm().item<double>();
-  if (max_norm > 0 && norm > max_norm) grads_.mul_(max_norm / (norm + 1e-6));
+at::Tensor FlatAdam::clip_grad_norm(double max_norm) {
+  const auto norm = grads_.norm();
+  if (max_norm > 0) grads_.mul_((max_norm / (norm + 1e-6)).clamp_max(1.0));  // × 1 when within the limit
   return norm;
 }
 

@@ -20,8 +20,9 @@ class FlatAdam {
   void zero_grad() { grads_.zero_(); }
   // Multiplies all gradients (e.g. by 1/tokens of the accumulated batches).
   void scale_grad(double factor) { grads_.mul_(factor); }
-  // Clips the global gradient norm to max_norm (no-op when max_norm <= 0); returns the norm before.
-  double clip_grad_norm(double max_norm);
+  // Clips the global gradient norm to max_norm (no-op when max_norm <= 0); returns the norm
+  // before, as a tensor on the parameters' device: nothing here waits for a GPU.
+  at::Tensor clip_grad_norm(double max_norm);
   void step(double lr);
 
   int64_t steps() const { return step_; }

@@ -31,17 +31,21 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
   const double b = epsilon > 0 ? epsilon / double(vocab - 1) : 0.0;
   const double a = epsilon > 0 ? 1.0 - epsilon - b : 1.0;
 
+  // Products run in the dtype autocast asks for (bf16 on a GPU, else fp32); the softmax, the
+  // loss and every accumulated gradient stay fp32.
+  const auto compute = compat::matmul_dtype(p.h);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(p.h.device());
   at::Tensor loss_sum, nll_sum, grad_h, grad_m, grad_s, grad_c;
   {
     at::NoGradGuard no_grad;
-    const auto h = p.h.detach(), m = p.matrix.detach();
-    const auto s = p.scale.defined() ? p.scale.detach() : at::Tensor();
-    const auto c = p.bias.defined() ? p.bias.detach() : at::Tensor();
-    loss_sum = at::zeros({}, h.options());
-    nll_sum = at::zeros({}, h.options());
+    const auto h = p.h.detach().to(compute), m = p.matrix.detach().to(compute);
+    const auto s = p.scale.defined() ? p.scale.detach().to(at::kFloat) : at::Tensor();
+    const auto c = p.bias.defined() ? p.bias.detach().to(at::kFloat) : at::Tensor();
+    loss_sum = at::zeros({}, f32);
+    nll_sum = at::zeros({}, f32);
     if (grad) {
-      grad_h = at::empty_like(h);
-      grad_m = at::zeros_like(m);
+      grad_h = at::empty(h.sizes(), f32);
+      grad_m = at::zeros(m.sizes(), f32);
       if (s.defined()) grad_s = at::zeros_like(s);
       if (c.defined()) grad_c = at::zeros_like(c);
     }
@@ -49,7 +53,7 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
       const int64_t r1 = std::min(n, r0 + chunk_rows);
       const auto hc = h.slice(0, r0, r1);
       const auto tc = target.slice(0, r0, r1).unsqueeze(1);
-      const auto z = at::matmul(hc, m.t());  // [n, V]
+      const auto z = at::matmul(hc, m.t()).to(at::kFloat);  // [n, V]
       auto l = s.defined() ? z * s : z;
       if (c.defined()) l = l + c;
       const auto lse = at::logsumexp(l, {1});
@@ -69,8 +73,14 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
         grad_s += (g * z).sum(0);
         g.mul_(s);  // now ∂loss/∂z
       }
-      grad_h.slice(0, r0, r1).copy_(at::matmul(g, m));
-      grad_m.addmm_(g.t(), hc);
+      if (compute == at::kFloat) {
+        grad_h.slice(0, r0, r1).copy_(at::matmul(g, m));
+        grad_m.addmm_(g.t(), hc);
+      } else {
+        const auto gc = g.to(compute);
+        grad_h.slice(0, r0, r1).copy_(at::matmul(gc, m));
+        grad_m.add_(at::matmul(gc.t(), hc));
+      }
     }
   }
   LossSums out;

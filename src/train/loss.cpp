@@ -19,7 +19,10 @@ LossSums label_smoothed_loss(const at::Tensor& logits, const at::Tensor& target,
 }
 
 SelectedPositions select_real_positions(const at::Tensor& hidden, const at::Tensor& target, int64_t pad_id) {
-  auto keep = target.reshape({-1}).ne(pad_id).nonzero().squeeze(1);
+  return select_positions(hidden, target, target.reshape({-1}).ne(pad_id).nonzero().squeeze(1));
+}
+
+SelectedPositions select_positions(const at::Tensor& hidden, const at::Tensor& target, const at::Tensor& keep) {
   return {hidden.reshape({-1, hidden.size(-1)}).index_select(0, keep), target.reshape({-1}).index_select(0, keep)};
 }
 

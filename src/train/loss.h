@@ -19,5 +19,7 @@ struct SelectedPositions {
   at::Tensor hidden, target;
 };
 SelectedPositions select_real_positions(const at::Tensor& hidden, const at::Tensor& target, int64_t pad_id);
+// The same with the flat indices of those positions already known (Batch::keep).
+SelectedPositions select_positions(const at::Tensor& hidden, const at::Tensor& target, const at::Tensor& keep);
 
 }  // namespace yoke

@@ -50,7 +50,7 @@ static std::string vocab_path(const std::string& dir, const char* side) {
 std::string source_vocab_path(const std::string& dir) { return vocab_path(dir, "src"); }
 std::string target_vocab_path(const std::string& dir) { return vocab_path(dir, "tgt"); }
 
-LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name) {
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name, const std::string& device) {
   LoadedModel m;
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
   auto ckpt = load_checkpoint(m.checkpoint);
@@ -62,6 +62,9 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   for (auto& [name, t] : ckpt.tensors)
     if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
   load_module_state(*m.model, weights, m.checkpoint);
+  const auto where = compat::device_from_name(device);
+  if (where.is_cuda()) compat::allow_tf32();
+  m.model->to(where);
   m.model->eval();
   m.tgt_vocab = Vocab::load(target_vocab_path(dir));
   m.src_vocab = m.config.task == "lm" ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));

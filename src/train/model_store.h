@@ -24,7 +24,8 @@ std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& v
 // The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last.
 std::string pick_checkpoint(const std::string& dir, const std::string& name);
 
-LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "");
+// device: cpu, cuda or auto (see compat::device_from_name).
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "", const std::string& device = "cpu");
 
 // Vocabulary files of a model or data directory: spm.model, or spm.src.model + spm.tgt.model.
 std::string source_vocab_path(const std::string& dir);

@@ -104,8 +104,10 @@ class Trainer {
   void load_data();
   bool lm() const { return cfg_.task == "lm"; }
   bool blocks() const { return lm() && cfg_.lm_block > 0; }
+  // A batch on the training device; the real target positions are found on the host, so the
+  // step never waits on the GPU to count them.
   Batch batch(const TokenizedCorpus& c, const std::vector<uint32_t>& idx) const {
-    return lm() ? make_lm_batch(c, idx, blocks()) : make_batch(c, idx);
+    return batch_to_device(lm() ? make_lm_batch(c, idx, blocks()) : make_batch(c, idx), device_);
   }
   // Lengths as the batcher counts them: a language model has no source.
   std::vector<uint32_t> src_lengths(const TokenizedCorpus& c) const {
@@ -123,6 +125,7 @@ class Trainer {
 
   Config cfg_;
   std::ostream& log_;
+  at::Device device_{at::kCPU};
   std::shared_ptr<Transformer> model_;
   std::unique_ptr<FlatAdam> opt_;
   TokenizedCorpus train_, valid_;
@@ -160,7 +163,10 @@ void Trainer::load_data() {
     if (fs::exists(dir / f)) fs::copy_file(dir / f, fs::path(cfg_.save_dir) / f, fs::copy_options::overwrite_existing);
 }
 
-LossSums Trainer::forward(const Batch& b) { return batch_loss(*model_, b, cfg_.label_smoothing); }
+LossSums Trainer::forward(const Batch& b) {
+  compat::Autocast autocast(device_, cfg_.amp);  // backward runs outside it, as autocast wants
+  return batch_loss(*model_, b, cfg_.label_smoothing);
+}
 
 ValidResult Trainer::validate() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -258,9 +264,8 @@ bool Trainer::resume() {
 
 TrainResult Trainer::run() {
   at::set_num_threads(cfg_.threads > 0 ? cfg_.threads : int(std::max(1u, std::thread::hardware_concurrency())));
-  if (compat::device_from_name(cfg_.device).is_cuda() || cfg_.device == "cuda")
-    throw InputError(at::hasCUDA() ? "device = " + cfg_.device + ": training on a GPU is not supported yet; use device = cpu"
-                                   : "device = cuda, but this yoke's LibTorch has no CUDA; use device = cpu (or auto)");
+  device_ = compat::device_from_name(cfg_.device);
+  if (device_.is_cuda()) compat::allow_tf32();
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
   if (cfg_.tie == "shared-private") {
@@ -269,6 +274,7 @@ TrainResult Trainer::run() {
     if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) fs::copy_file(cfg_.pairs, copy, fs::copy_options::overwrite_existing);
   }
   model_ = build_model(cfg_, cfg_.data);
+  model_->to(device_);  // before the flat buffer: it is made where the parameters are
   model_->train();
   model_->embeddings->track_gradient_paths(cfg_.log_grad_paths);
   std::vector<at::Tensor> params;
@@ -284,6 +290,7 @@ TrainResult Trainer::run() {
                 (long long)total, (long long)counts.emb, 100 * counts.red(), cfg_.tie.c_str(), cfg_.output.c_str(), train_.size(),
                 blocks() ? "blocks" : lm() ? "sentences" : "pairs");
   log_ << summary << std::endl;
+  if (device_.is_cuda()) log_ << "device: cuda" << (cfg_.amp ? " (bf16 autocast, fp32 weights, TF32)" : " (fp32, TF32)") << std::endl;
   const bool resumed = resume();
   metrics_->write({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()},
                    {"resumed", resumed}, {"update", st_.update}, {"config", cfg_.to_json()}});
@@ -298,8 +305,10 @@ TrainResult Trainer::run() {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int64_t tokens_before = st_.tokens;
-  double loss_acc = 0, nll_acc = 0;
+  // Loss sums stay on the device until a log line needs them: no host sync inside the step.
+  at::Tensor loss_acc = at::zeros({}, at::TensorOptions(at::kDouble).device(device_)), nll_acc = at::zeros_like(loss_acc);
   int64_t tok_acc = 0;
+  double shown_loss = 0;
   std::string stop;
 
   // A run resumed after it reached a limit (killed while its caller translated, say) stops at
@@ -336,8 +345,8 @@ TrainResult Trainer::run() {
         auto b = take_batch();
         auto out = forward(b);
         out.loss.backward();
-        loss_acc += out.loss.item<double>();
-        nll_acc += out.nll.item<double>();
+        loss_acc += out.loss.detach();
+        nll_acc += out.nll.detach();
         tok_acc += out.tokens;
         tgt_tokens += out.tokens;
         st_.tokens += b.src_tokens + b.tgt_tokens;
@@ -349,24 +358,26 @@ TrainResult Trainer::run() {
                          {"cosine_ab", std::isnan(gp.cosine_ab) ? nlohmann::json() : nlohmann::json(gp.cosine_ab)}});
       }
       opt_->scale_grad(1.0 / double(std::max<int64_t>(1, tgt_tokens)));  // per-token gradient
-      const double gnorm = opt_->clip_grad_norm(cfg_.clip_norm);
+      const at::Tensor gnorm = opt_->clip_grad_norm(cfg_.clip_norm);
       const double lr = inverse_sqrt_lr(cfg_.lr, cfg_.warmup, st_.update + 1);
       opt_->step(lr);
       ++st_.update;
       st_.elapsed_s = elapsed();
       const double rate = double(st_.tokens - tokens_before) / std::max(1e-9, st_.elapsed_s - elapsed_before);
       if (st_.update % std::max(1, cfg_.log_interval) == 0) {
-        const double l = loss_acc / std::max<int64_t>(1, tok_acc) / std::log(2.0);
-        const double nl = nll_acc / std::max<int64_t>(1, tok_acc) / std::log(2.0);
+        const double l = loss_acc.item<double>() / std::max<int64_t>(1, tok_acc) / std::log(2.0);
+        const double nl = nll_acc.item<double>() / std::max<int64_t>(1, tok_acc) / std::log(2.0);
         metrics_->write({{"type", "train"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", l}, {"nll", nl},
-                         {"ppl", std::pow(2.0, nl)}, {"lr", lr}, {"gnorm", gnorm}, {"tokens_per_s", rate},
+                         {"ppl", std::pow(2.0, nl)}, {"lr", lr}, {"gnorm", gnorm.item<double>()}, {"tokens_per_s", rate},
                          {"elapsed_s", st_.elapsed_s}});
-        loss_acc = nll_acc = 0;
+        loss_acc.zero_();
+        nll_acc.zero_();
         tok_acc = 0;
+        shown_loss = l;
       }
       char extra[160];
       std::snprintf(extra, sizeof extra, "epoch %d | loss %.3f | %.0f tok/s | lr %.2e%s", st_.epoch,
-                    tok_acc ? loss_acc / tok_acc / std::log(2.0) : 0.0, rate, lr,
+                    shown_loss, rate, lr,
                     cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
       bar.update(double(st_.update), extra);
 

@@ -31,7 +31,7 @@ void visit_fields(C& c, F&& f) {
   f("adam_eps", c.adam_eps); f("weight_decay", c.weight_decay);
   f("label_smoothing", c.label_smoothing); f("clip_norm", c.clip_norm);
   f("max_epochs", c.max_epochs); f("max_updates", c.max_updates); f("max_minutes", c.max_minutes);
-  f("seed", c.seed); f("threads", c.threads); f("device", c.device);
+  f("seed", c.seed); f("threads", c.threads); f("device", c.device); f("amp", c.amp);
   f("valid_interval", c.valid_interval); f("valid_bleu", c.valid_bleu);
   f("valid_bleu_sentences", c.valid_bleu_sentences); f("patience", c.patience);
   f("early_stop_metric", c.early_stop_metric); f("save_interval", c.save_interval);

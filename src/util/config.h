@@ -58,6 +58,7 @@ struct Config {
   int seed = 1;
   int threads = 0;                   // 0 = all cores
   std::string device = "cpu";        // cpu | cuda | auto
+  bool amp = true;                   // on a GPU: bf16 autocast with fp32 master weights (ignored on a CPU)
 
   // --- validation, checkpoints, early stopping
   int valid_interval = 1000;         // updates; 0 = once per epoch only
