@@ -62,5 +62,8 @@ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREF
 cmake --build "$build" -j "$(nproc)" ${generator:+-- -k 0}  # every compile error at once
 echo "built $build/yoke with CUDA: train/translate/eval-lm/generate take device = cuda (or --device cuda)"
 if [ "$test" = 1 ]; then
-  cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 900
+  # Several test processes at once, two threads each: a process per core with a thread per
+  # core would oversubscribe the CPU many times over.
+  jobs=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+  cd "$build" && OMP_NUM_THREADS=2 ctest --output-on-failure -j "$jobs" --timeout 900
 fi

@@ -263,7 +263,8 @@ bool Trainer::resume() {
 }
 
 TrainResult Trainer::run() {
-  at::set_num_threads(cfg_.threads > 0 ? cfg_.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+  // threads = 0 keeps LibTorch's default: the cores, or OMP_NUM_THREADS where set (parallel test runs).
+  if (cfg_.threads > 0) at::set_num_threads(cfg_.threads);
   device_ = compat::device_from_name(cfg_.device);
   if (device_.is_cuda()) compat::allow_tf32();
   load_data();
