@@ -512,9 +512,10 @@ std::string legend_text(const json& report, const ReportInput& in, const std::ve
         if (t.contains("p_samples") && t["p_samples"].is_number()) samples = t["p_samples"].get<int>();
       }
     }
-    parts.push_back("p: paired bootstrap resampling (Koehn 2004, " + std::to_string(samples) +
-                    " resamples, first seed common to both), the probability that the variant "
-                    "is not better than the baseline");
+    if (samples > 0)  // none for perplexity: there is no per-sentence hypothesis to resample
+      parts.push_back("p: paired bootstrap resampling (Koehn 2004, " + std::to_string(samples) +
+                      " resamples, first seed common to both), the probability that the variant "
+                      "is not better than the baseline");
   }
   if (has("tok/s")) parts.push_back("tok/s: training tokens per second");
   if (has("wall")) parts.push_back("wall: training wall-clock time");
