@@ -46,7 +46,11 @@ std::vector<std::vector<int>> greedy_search(Transformer& model, const at::Tensor
   for (int64_t i = 0; i < n; ++i) rows[i] = i;
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
   for (int64_t t = 0; !rows.empty(); ++t) {
-    auto next = next_log_probs(model, tokens, state).argmax(-1).to(at::kCPU).contiguous();
+    // argmax of the logits is argmax of the log-probabilities: no softmax over V needed.
+    auto logits = model.logits(model.step(tokens, state));
+    logits.select(1, Vocab::pad).fill_(kNegInf);
+    logits.select(1, Vocab::bos).fill_(kNegInf);
+    auto next = logits.argmax(-1).to(at::kCPU).contiguous();
     const int64_t* nx = next.data_ptr<int64_t>();
     std::vector<int64_t> keep, keep_rows;
     std::vector<int64_t> keep_tokens;

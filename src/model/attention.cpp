@@ -36,15 +36,30 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
 }
 
 at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {
-  // One product for q, k and v: weights concatenated on the fly are cheap next to the GEMM.
-  auto qkv = at::linear(x, at::cat({q_weight, kv_weight}, 0), at::cat({q_bias, kv_bias}, 0)).chunk(3, -1);
+  // One product for q, k and v. The weights are concatenated on the fly in training (cheap next
+  // to a product over thousands of rows); a decoder, which runs one row per sentence a step,
+  // concatenates them once per search and keeps them in its cache.
+  at::Tensor w, b;
+  if (cache && cache->qkv_weight.defined()) {
+    w = cache->qkv_weight;
+    b = cache->qkv_bias;
+  } else {
+    w = at::cat({q_weight, kv_weight}, 0);
+    b = at::cat({q_bias, kv_bias}, 0);
+    if (cache && !at::GradMode::is_enabled()) {
+      cache->qkv_weight = w;
+      cache->qkv_bias = b;
+    }
+  }
+  auto qkv = at::linear(x, w, b).chunk(3, -1);
   KeyValues kv{split_heads(qkv[1]), split_heads(qkv[2])};
   if (cache) {
     if (cache->k.defined()) {
       kv.k = at::cat({cache->k, kv.k}, 2);
       kv.v = at::cat({cache->v, kv.v}, 2);
     }
-    *cache = kv;
+    cache->k = kv.k;
+    cache->v = kv.v;
   }
   return attend(qkv[0], kv, mask);
 }

@@ -9,6 +9,7 @@ namespace yoke {
 // Keys and values already split into heads: [B, H, T, d_head].
 struct KeyValues {
   at::Tensor k, v;
+  at::Tensor qkv_weight, qkv_bias;  // self-attention's fused projection, kept for one search
 };
 
 class MultiheadAttention : public torch::nn::Module {
