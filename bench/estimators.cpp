@@ -19,6 +19,7 @@
 #include "train/batch_loss.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
+#include "util/thread_policy.h"
 
 using namespace yoke;
 
@@ -42,6 +43,7 @@ struct Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoke::use_passive_omp_wait(argv);
   int rounds = 3, steps = 4, threads = 0;
   int64_t tokens = 2048;
   std::string tie = "all";

@@ -14,6 +14,7 @@ Prints one JSON object. Usage:
 import argparse
 import json
 import math
+import os
 import resource
 import struct
 import sys
@@ -258,6 +259,7 @@ def main():
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     result = train(args) if args.part == "train" else greedy(args)
+    result["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY", "default")
     print(json.dumps(result))
 
 

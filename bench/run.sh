@@ -3,6 +3,9 @@
 # decoding loop (bench/reference_pytorch.py, Debian's python3-torch), on the same workload, on
 # this machine, in this run. Each part runs in its own process so that its peak RSS is its own.
 # Training alternates yoke and PyTorch rounds so that drift in the machine's speed hits both.
+# yoke runs its OpenMP threads with OMP_WAIT_POLICY=PASSIVE (src/util/thread_policy.h); the
+# reference runs both with LibTorch's default (spinning) and with PASSIVE, and the faster of the
+# two is the one yoke is compared against.
 # Prints a table; the last line is one JSON object with every figure and ratio.
 #
 #   bench/run.sh [--quick]      (--quick: 200 sentences, 3 training steps: a smoke run, not a measurement)
@@ -23,12 +26,16 @@ echo "bench: $(nproc) cores, $steps training steps × $rounds rounds, $sentences
 step build/yoke_bench_speed --part matmul
 for r in $(seq "$rounds"); do
   step build/yoke_bench_speed --part train --workload "$W" --steps "$steps"
-  step /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
+  step env -u OMP_WAIT_POLICY /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
+  step env OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
 done
 step build/yoke_bench_speed --part profile --workload "$W" --steps "$steps"
 step build/yoke_bench_speed --part greedy --workload "$W" --sentences "$sentences"
 step build/yoke_bench_speed --part beam --workload "$W" --sentences "$sentences"
-step /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences" --cache
-step /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences"
+for policy in default PASSIVE; do
+  env=(env -u OMP_WAIT_POLICY); [ "$policy" = default ] || env=(env OMP_WAIT_POLICY="$policy")
+  step "${env[@]}" /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences" --cache
+  step "${env[@]}" /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences"
+done
 /usr/bin/python3 bench/summarize.py "$out/results.jsonl"
 rm -rf "$out"

@@ -30,6 +30,7 @@
 #include "train/flat_adam.h"
 #include "train/fused_loss.h"
 #include "train/model_store.h"
+#include "util/thread_policy.h"
 
 using namespace yoke;
 using Clock = std::chrono::steady_clock;
@@ -276,6 +277,7 @@ nlohmann::json part_decode(const Workload& w, int beam, int sentences, const at:
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoke::use_passive_omp_wait(argv);
   std::string part, workload, out, size = "ref", device_name = "cpu";
   int steps = 6, sentences = 1000, threads = 0, batches = 4;
   int64_t batch_tokens = 4096;

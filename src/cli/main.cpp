@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/thread_policy.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoke::use_passive_omp_wait(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
     return argc < 2 ? 2 : 0;
