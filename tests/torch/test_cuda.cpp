@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_helpers.h"
+#include "tiny_model.h"
 #include "text/vocab.h"
 #include "train/batch.h"
 #include "train/batch_loss.h"
@@ -20,18 +21,7 @@ namespace {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA: this LibTorch is CPU-only or no GPU is visible"
 
 Config small_config(const std::string& tie, const std::string& output) {
-  Config c;
-  c.src_vocab_size = c.tgt_vocab_size = 40;
-  c.joint_vocab = true;
-  c.d_model = 32;
-  c.heads = 4;
-  c.ffn_dim = 64;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0.0;
-  c.tie = tie;
-  c.output = output;
-  c.max_positions = 64;
-  return c;
+  return tiny_config(tie, output, {/*vocab=*/40, /*d_model=*/32, /*heads=*/4, /*ffn=*/64});
 }
 
 // A copy task: target = source.

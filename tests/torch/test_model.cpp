@@ -10,26 +10,13 @@
 #include "train/flat_adam.h"
 #include "train/loss.h"
 #include "train/model_store.h"
+#include "tiny_model.h"
 #include "util/config.h"
 
 using namespace yoke;
+using yoke::test::tiny_config;
 
 namespace {
-
-Config tiny_config(const std::string& tie = "all", const std::string& output = "dot") {
-  Config c;
-  c.src_vocab_size = c.tgt_vocab_size = 24;
-  c.joint_vocab = true;
-  c.d_model = 16;
-  c.heads = 2;
-  c.ffn_dim = 32;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0.0;
-  c.tie = tie;
-  c.output = output;
-  c.max_positions = 64;
-  return c;
-}
 
 // Random sentences over ids 4..V-1 (0–3 are pad/unk/bos/eos), right-padded, with eos.
 at::Tensor random_source(int64_t n, int64_t max_len, int64_t vocab, uint64_t seed) {

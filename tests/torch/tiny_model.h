@@ -1,0 +1,28 @@
+// The small encoder-decoder configurations the model tests build: joint vocabulary, no dropout.
+#pragma once
+#include <string>
+
+#include "util/config.h"
+
+namespace yoke::test {
+
+struct TinySize {
+  int vocab = 24, d_model = 16, heads = 2, ffn = 32;
+};
+
+inline Config tiny_config(const std::string& tie = "all", const std::string& output = "dot", TinySize size = {}) {
+  Config c;
+  c.src_vocab_size = c.tgt_vocab_size = size.vocab;
+  c.joint_vocab = true;
+  c.d_model = size.d_model;
+  c.heads = size.heads;
+  c.ffn_dim = size.ffn;
+  c.encoder_layers = c.decoder_layers = 2;
+  c.dropout = 0.0;
+  c.tie = tie;
+  c.output = output;
+  c.max_positions = 64;
+  return c;
+}
+
+}  // namespace yoke::test
