@@ -279,6 +279,14 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
   return report;
 }
 
+std::string metric_name(const std::string& key) {
+  static const std::map<std::string, std::string> names = {
+      {"bleu", "BLEU"}, {"chrf", "chrF"}, {"chrf_pp", "chrF++"}, {"chrfpp", "chrF++"},
+      {"chrf++", "chrF++"}, {"ppl", "PPL"}, {"ppl_word", "word PPL"}, {"loss", "Loss"}};
+  auto it = names.find(key);
+  return it == names.end() ? key : it->second;
+}
+
 // ------------------------------------------------------------------ number formatting
 
 namespace {
@@ -310,14 +318,6 @@ std::string signed2(double v) {
 }
 
 std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", p); }
-
-std::string metric_name(const std::string& key) {
-  static const std::map<std::string, std::string> names = {
-      {"bleu", "BLEU"}, {"chrf", "chrF"}, {"chrf_pp", "chrF++"}, {"chrfpp", "chrF++"},
-      {"chrf++", "chrF++"}, {"ppl", "PPL"}, {"loss", "Loss"}};
-  auto it = names.find(key);
-  return it == names.end() ? key : it->second;
-}
 
 bool lower_is_better(const std::string& metric) { return metric == "ppl" || metric == "loss"; }
 

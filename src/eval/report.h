@@ -45,6 +45,9 @@ struct ReportInput {
 // reference files, or files of different lengths, are an InputError.
 nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000);
 
+// How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
+std::string metric_name(const std::string& key);
+
 // A Markdown table in the style of seed 003's tables, with a title and a legend line.
 std::string report_markdown(const nlohmann::json& report, const ReportInput& input);
 

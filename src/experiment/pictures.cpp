@@ -98,8 +98,9 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
     errors.push_back(err);
   }
   if (!bars.empty()) {
-    save(out / "scores.svg", bar_chart(variants, bars, {"test " + metric + " per variant", "", metric}, &errors));
-    pictures.emplace_back("test " + metric + " per variant (mean ± std over seeds)", "scores.svg");
+    const std::string name = metric_name(metric);
+    save(out / "scores.svg", bar_chart(variants, bars, {"test " + name + " per variant", "", name}, &errors));
+    pictures.emplace_back("test " + name + " per variant (mean ± std over seeds)", "scores.svg");
   }
 
   // Each variant's analysis pictures, where `analyze` made them.
