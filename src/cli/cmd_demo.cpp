@@ -35,14 +35,7 @@ int cmd_demo(int argc, char** argv) {
   }
   if (!fs::exists(data / "meta.json")) {
     std::cerr << "[2/3] training a joint BPE vocabulary and binarizing" << std::endl;
-    PrepareOptions p;
-    p.train_src = (corpus / "train.src").string();
-    p.train_tgt = (corpus / "train.tgt").string();
-    p.valid_src = (corpus / "valid.src").string();
-    p.valid_tgt = (corpus / "valid.tgt").string();
-    p.tests = {{(corpus / "test.src").string(), (corpus / "test.tgt").string()}};
-    p.test_names = {"toy"};
-    p.out_dir = data.string();
+    PrepareOptions p = synthetic_prepare_options(corpus.string(), data.string());
     p.joint = true;
     p.vocab_size = 1000;
     prepare_data(p, std::cerr);

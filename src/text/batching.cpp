@@ -6,24 +6,10 @@
 #include <string>
 #include <utility>
 
+#include "util/portable_random.h"
+
 namespace yoke {
 namespace {
-
-// Uniform integer in [0, n) with rejection sampling: exact and identical on every standard
-// library, unlike std::uniform_int_distribution.
-uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  uint64_t x;
-  do x = rng();
-  while (x >= limit);
-  return x % n;
-}
-
-// Fisher-Yates; std::shuffle's output differs between standard libraries.
-template <typename T>
-void shuffle_in_place(std::vector<T>& v, std::mt19937_64& rng) {
-  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[uniform_below(rng, i)]);
-}
 
 std::vector<uint32_t> length_order(const std::vector<uint32_t>& src_lens,
                                    const std::vector<uint32_t>& tgt_lens, bool shuffle,

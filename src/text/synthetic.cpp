@@ -11,18 +11,10 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/portable_random.h"
 
 namespace yoke {
 namespace {
-
-// Exact, portable uniform integer in [0, n) (std distributions differ between libraries).
-uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  uint64_t x;
-  do x = rng();
-  while (x >= limit);
-  return x % n;
-}
 
 bool chance(std::mt19937_64& rng, int percent) {
   return static_cast<int>(uniform_below(rng, 100)) < percent;
@@ -226,6 +218,19 @@ void write_synthetic_corpus(const std::string& dir, const SyntheticOptions& opts
   write_split(dir, "train", opts.train, rng, seen);
   write_split(dir, "valid", opts.valid, rng, seen);
   write_split(dir, "test", opts.test, rng, seen);
+}
+
+PrepareOptions synthetic_prepare_options(const std::string& corpus_dir, const std::string& out_dir) {
+  const std::filesystem::path c(corpus_dir);
+  PrepareOptions p;
+  p.train_src = (c / "train.src").string();
+  p.train_tgt = (c / "train.tgt").string();
+  p.valid_src = (c / "valid.src").string();
+  p.valid_tgt = (c / "valid.tgt").string();
+  p.tests = {{(c / "test.src").string(), (c / "test.tgt").string()}};
+  p.test_names = {"toy"};
+  p.out_dir = out_dir;
+  return p;
 }
 
 }  // namespace yoke

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "text/prepare.h"
+
 namespace yoke {
 
 struct SyntheticOptions {
@@ -20,5 +22,9 @@ struct SyntheticOptions {
 // About 210 source words with a mostly 1:1 lexicon (a few words become two target words);
 // names and numbers (1-99) are written the same on both sides. No sentence occurs twice.
 void write_synthetic_corpus(const std::string& dir, const SyntheticOptions& opts);
+
+// What `yoke prepare` needs for such a corpus: its train/valid splits and its test split under
+// the name "toy"; vocabulary options left at their defaults.
+PrepareOptions synthetic_prepare_options(const std::string& corpus_dir, const std::string& out_dir);
 
 }  // namespace yoke

@@ -37,14 +37,7 @@ inline fs::path data_dir() {
     so.valid = 40;
     so.test = 30;
     write_synthetic_corpus(corpus.string(), so);
-    PrepareOptions p;
-    p.train_src = (corpus / "train.src").string();
-    p.train_tgt = (corpus / "train.tgt").string();
-    p.valid_src = (corpus / "valid.src").string();
-    p.valid_tgt = (corpus / "valid.tgt").string();
-    p.tests = {{(corpus / "test.src").string(), (corpus / "test.tgt").string()}};
-    p.test_names = {"toy"};
-    p.out_dir = (work_dir() / "data").string();
+    PrepareOptions p = synthetic_prepare_options(corpus.string(), (work_dir() / "data").string());
     p.vocab_size = 200;
     std::ostringstream log;
     prepare_data(p, log);
