@@ -309,7 +309,7 @@ TrainResult Trainer::run() {
   // Loss sums stay on the device until a log line needs them: no host sync inside the step.
   at::Tensor loss_acc = at::zeros({}, at::TensorOptions(at::kDouble).device(device_)), nll_acc = at::zeros_like(loss_acc);
   int64_t tok_acc = 0;
-  double shown_loss = 0;
+  std::string shown_loss = "-";  // until the first log_interval has a measured loss
   std::string stop;
 
   // A run resumed after it reached a limit (killed while its caller translated, say) stops at
@@ -374,11 +374,13 @@ TrainResult Trainer::run() {
         loss_acc.zero_();
         nll_acc.zero_();
         tok_acc = 0;
-        shown_loss = l;
+        char loss_text[32];
+        std::snprintf(loss_text, sizeof loss_text, "%.3f", l);
+        shown_loss = loss_text;
       }
       char extra[160];
-      std::snprintf(extra, sizeof extra, "epoch %d | loss %.3f | %.0f tok/s | lr %.2e%s", st_.epoch,
-                    shown_loss, rate, lr,
+      std::snprintf(extra, sizeof extra, "epoch %d | loss %s | %.0f tok/s | lr %.2e%s", st_.epoch,
+                    shown_loss.c_str(), rate, lr,
                     cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
       bar.update(double(st_.update), extra);
 
