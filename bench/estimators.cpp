@@ -2,9 +2,12 @@
 // reference model (d=256, 3+3 layers, 4 heads, FFN 1024, joint V=8000, tie all) with each
 // estimator on the same fixed batches, in interleaved rounds so that drift in the machine's
 // speed falls on every estimator alike, and reports training tokens/s and the ratio to `dot`.
+// The rate is taken from the median round, so one round hit by a noisy neighbour does not
+// decide it; the mean over all rounds is printed too.
 // The last line of output is one JSON object with every figure.
 //
 //   build/yoke_bench_estimators [--rounds R] [--steps S] [--tokens N] [--threads T] [--tie all]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +15,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +34,14 @@ struct Runner {
   std::unique_ptr<FlatAdam> opt;
   double seconds = 0;
   int64_t tokens = 0;
+  std::vector<double> round_rates;  // tokens/s of each round
+
+  double median_rate() const {
+    std::vector<double> r = round_rates;
+    std::sort(r.begin(), r.end());
+    const size_t n = r.size();
+    return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+  }
 
   void step(const Batch& b) {
     opt->zero_grad();
@@ -44,7 +56,7 @@ struct Runner {
 
 int main(int argc, char** argv) {
   yoke::use_passive_omp_wait(argv);
-  int rounds = 3, steps = 4, threads = 0;
+  int rounds = 5, steps = 4, threads = 0;
   int64_t tokens = 2048;
   std::string tie = "all";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -81,27 +93,35 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "estimators: %d rounds × %d steps of ~%lld tokens per side, tie %s, %d threads\n", rounds, steps,
                (long long)tokens, tie.c_str(), threads);
   for (int round = 0; round < rounds; ++round) {
-    for (const char* e : estimators) {
+    // Each round starts with the next estimator, so none always runs first or after the same one.
+    for (int k = 0; k < 5; ++k) {
+      const char* e = estimators[(round + k) % 5];
       auto& r = runners.at(e);
       const auto t0 = std::chrono::steady_clock::now();
+      int64_t round_tokens = 0;
       for (const auto& b : batches) {
         r.step(b);
-        r.tokens += b.src_tokens + b.tgt_tokens;
+        round_tokens += b.src_tokens + b.tgt_tokens;
       }
-      r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      r.seconds += seconds;
+      r.tokens += round_tokens;
+      r.round_rates.push_back(double(round_tokens) / seconds);
     }
     std::fprintf(stderr, "  round %d/%d done\n", round + 1, rounds);
   }
   nlohmann::json out = {{"benchmark", "estimators"}, {"tie", tie}, {"threads", threads}, {"rounds", rounds},
                         {"steps", steps}, {"tokens_per_side", tokens}};
-  const double dot_rate = double(runners.at("dot").tokens) / runners.at("dot").seconds;
-  std::printf("%-10s %12s %10s\n", "output", "tokens/s", "vs dot");
+  const double dot_rate = runners.at("dot").median_rate();
+  const double dot_mean = double(runners.at("dot").tokens) / runners.at("dot").seconds;
+  std::printf("%-10s %12s %10s %14s\n", "output", "tokens/s", "vs dot", "mean vs dot");
   for (const char* e : estimators) {
     const auto& r = runners.at(e);
-    const double rate = double(r.tokens) / r.seconds;
-    std::printf("%-10s %12.0f %10.3f\n", e, rate, rate / dot_rate);
+    const double rate = r.median_rate(), mean = double(r.tokens) / r.seconds;
+    std::printf("%-10s %12.0f %10.3f %14.3f\n", e, rate, rate / dot_rate, mean / dot_mean);
     out["tokens_per_s"][e] = rate;
     out["ratio_to_dot"][e] = rate / dot_rate;
+    out["mean_ratio_to_dot"][e] = mean / dot_mean;
   }
   std::printf("%s\n", out.dump().c_str());
   return 0;

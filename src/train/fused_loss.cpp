@@ -38,41 +38,38 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
   at::Tensor loss_sum, nll_sum, grad_h, grad_m, grad_s, grad_c;
   {
     at::NoGradGuard no_grad;
-    const auto h = p.h.detach().to(compute), m = p.matrix.detach().to(compute);
     const auto s = p.scale.defined() ? p.scale.detach().to(at::kFloat) : at::Tensor();
     const auto c = p.bias.defined() ? p.bias.detach().to(at::kFloat) : at::Tensor();
+    // The row scale goes into the matrix once (V·d work) instead of into every chunk's logits
+    // (N·V work, forward and backward): ℓ = h'·(s ⊙ M)ᵀ + c.
+    const auto m32 = s.defined() ? p.matrix.detach().to(at::kFloat) : at::Tensor();
+    const auto h = p.h.detach().to(compute);
+    const auto m = s.defined() ? (m32 * s.unsqueeze(1)).to(compute) : p.matrix.detach().to(compute);
     loss_sum = at::zeros({}, f32);
     nll_sum = at::zeros({}, f32);
     if (grad) {
       grad_h = at::empty(h.sizes(), f32);
-      grad_m = at::zeros(m.sizes(), f32);
-      if (s.defined()) grad_s = at::zeros_like(s);
+      grad_m = at::zeros(m.sizes(), f32);  // with respect to s ⊙ M until the end
       if (c.defined()) grad_c = at::zeros_like(c);
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk_rows) {
       const int64_t r1 = std::min(n, r0 + chunk_rows);
       const auto hc = h.slice(0, r0, r1);
       const auto tc = target.slice(0, r0, r1).unsqueeze(1);
-      const auto z = at::matmul(hc, m.t()).to(at::kFloat);  // [n, V]
-      auto l = s.defined() ? z * s : z;
-      if (c.defined()) l = l + c;
+      auto l = at::matmul(hc, m.t()).to(at::kFloat);  // [n, V]
+      if (c.defined()) l.add_(c);
       const auto lse = at::logsumexp(l, {1});
       const auto nll = lse - l.gather(1, tc).squeeze(1);
       nll_sum += nll.sum();
       loss_sum += a * nll.sum();
       if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - l.sum());
       if (!grad) continue;
-      // ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target], formed in place of ℓ (z stays
-      // intact where s needs it: ℓ is then a product of its own).
+      // ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target], formed in place of ℓ.
       auto g = l;
       g.sub_(lse.unsqueeze(1)).exp_().mul_(a + b * double(vocab));
       if (b > 0) g.sub_(b);
       g.scatter_add_(1, tc, at::full({r1 - r0, 1}, -a, g.options()));
-      if (c.defined()) grad_c += g.sum(0);
-      if (s.defined()) {
-        grad_s += (g * z).sum(0);
-        g.mul_(s);  // now ∂loss/∂z
-      }
+      if (c.defined()) grad_c.addmv_(g.t(), at::ones({r1 - r0}, f32));  // column sums, as one BLAS gemv
       if (compute == at::kFloat) {
         grad_h.slice(0, r0, r1).copy_(at::matmul(g, m));
         grad_m.addmm_(g.t(), hc);
@@ -81,6 +78,11 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
         grad_h.slice(0, r0, r1).copy_(at::matmul(gc, m));
         grad_m.add_(at::matmul(gc.t(), hc));
       }
+    }
+    if (grad && s.defined()) {
+      // With G the gradient for s ⊙ M: ∂/∂s_v = G_v·M_v and ∂/∂M_v = s_v·G_v.
+      grad_s = (grad_m * m32).sum(1);
+      grad_m.mul_(s.unsqueeze(1));
     }
   }
   LossSums out;
