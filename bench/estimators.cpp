@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -94,8 +95,9 @@ int main(int argc, char** argv) {
                (long long)tokens, tie.c_str(), threads);
   for (int round = 0; round < rounds; ++round) {
     // Each round starts with the next estimator, so none always runs first or after the same one.
-    for (int k = 0; k < 5; ++k) {
-      const char* e = estimators[(round + k) % 5];
+    const int count = int(std::size(estimators));
+    for (int k = 0; k < count; ++k) {
+      const char* e = estimators[(round + k) % count];
       auto& r = runners.at(e);
       const auto t0 = std::chrono::steady_clock::now();
       int64_t round_tokens = 0;

@@ -21,12 +21,16 @@ std::vector<int64_t> max_lengths(const at::Tensor& src, const SearchOptions& o, 
   return out;
 }
 
+// Scores [rows, V] with pad and bos ruled out: a search never emits them.
+at::Tensor without_pad_and_bos(at::Tensor scores) {
+  scores.select(1, Vocab::pad).fill_(kNegInf);
+  scores.select(1, Vocab::bos).fill_(kNegInf);
+  return scores;
+}
+
 // Log-probabilities of the next token; never pad or bos.
 at::Tensor next_log_probs(Transformer& model, const at::Tensor& tokens, DecoderState& state) {
-  auto lp = at::log_softmax(model.logits(model.step(tokens, state)).to(at::kFloat), -1);
-  lp.select(1, Vocab::pad).fill_(kNegInf);
-  lp.select(1, Vocab::bos).fill_(kNegInf);
-  return lp;
+  return without_pad_and_bos(at::log_softmax(model.logits(model.step(tokens, state)).to(at::kFloat), -1));
 }
 
 at::Tensor index_tensor(const std::vector<int64_t>& v, const at::Device& device) {
@@ -47,10 +51,7 @@ std::vector<std::vector<int>> greedy_search(Transformer& model, const at::Tensor
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
   for (int64_t t = 0; !rows.empty(); ++t) {
     // argmax of the logits is argmax of the log-probabilities: no softmax over V needed.
-    auto logits = model.logits(model.step(tokens, state));
-    logits.select(1, Vocab::pad).fill_(kNegInf);
-    logits.select(1, Vocab::bos).fill_(kNegInf);
-    auto next = logits.argmax(-1).to(at::kCPU).contiguous();
+    auto next = without_pad_and_bos(model.logits(model.step(tokens, state))).argmax(-1).to(at::kCPU).contiguous();
     const int64_t* nx = next.data_ptr<int64_t>();
     std::vector<int64_t> keep, keep_rows;
     std::vector<int64_t> keep_tokens;

@@ -21,10 +21,17 @@ at::Tensor with_gradients(const at::Tensor& value, const std::vector<std::pair<a
   return value + (surrogate - surrogate.detach());
 }
 
+// 512 rows keep a CPU's caches warm; a GPU wants few, large products (≤ 2^27 logits a chunk).
+int64_t device_chunk_rows(const at::Tensor& h, int64_t vocab) {
+  if (!h.is_cuda()) return 512;
+  return std::max<int64_t>(512, (int64_t(1) << 27) / std::max<int64_t>(1, vocab));
+}
+
 }  // namespace
 
 LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double epsilon, int64_t chunk_rows) {
   const int64_t n = p.h.size(0), vocab = p.matrix.size(0);
+  if (chunk_rows <= 0) chunk_rows = device_chunk_rows(p.h, vocab);
   const bool grad = at::GradMode::is_enabled() &&
                     (needs_grad(p.h) || needs_grad(p.matrix) || needs_grad(p.scale) || needs_grad(p.bias));
   // loss per row = a·nll + b·Σ_v −log p_v, with a = 1 − ε − ε', b = ε' = ε/(V−1) (loss.h).

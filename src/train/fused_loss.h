@@ -10,7 +10,9 @@
 namespace yoke {
 
 // parts: the estimator's ℓ = (h'·Mᵀ)·s + c (WordEmbeddings::logit_parts); target [N].
-// Gradients are formed only when grad mode is on and some part requires them.
-LossSums fused_output_loss(const LogitParts& parts, const at::Tensor& target, double epsilon, int64_t chunk_rows = 512);
+// Gradients are formed only when grad mode is on and some part requires them. chunk_rows 0
+// picks the size for the device: 512 rows on a CPU, which keeps a chunk in cache; on a GPU,
+// few large products (up to 2^27 logits a chunk, never fewer than 512 rows).
+LossSums fused_output_loss(const LogitParts& parts, const at::Tensor& target, double epsilon, int64_t chunk_rows = 0);
 
 }  // namespace yoke

@@ -569,7 +569,6 @@ TEST(PrepareTest, InputErrorsComeEarly) {
   EXPECT_FALSE(fs::exists(corpus.dir.file("prep/spm.model")));  // failed before training
 }
 
-// Times a prepare of the real Multi30k data; runs only with YOKE_PREPARE_BENCH=1.
 // The real corpus, as a new user would prepare it (about 3 s on 2 cores).
 TEST(PrepareTest, Multi30kKeepsEveryPair) {
   const std::string data = std::string(YOKE_SHARED_DIR) + "/data/multi30k/";
