@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/workload.h"
-#include "train/batch_loss.h"
+#include "loss/batch_loss.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 #include "util/thread_policy.h"

@@ -26,9 +26,9 @@
 
 #include "bench/workload.h"
 #include "decode/translator.h"
-#include "train/batch_loss.h"
+#include "loss/batch_loss.h"
+#include "loss/fused_loss.h"
 #include "train/flat_adam.h"
-#include "train/fused_loss.h"
 #include "train/model_store.h"
 #include "util/thread_policy.h"
 

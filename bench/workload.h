@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
+#include "batch/batch.h"
 #include "text/vocab.h"
-#include "train/batch.h"
 
 namespace yoke::bench {
 

@@ -5,7 +5,7 @@
 
 #include "analysis/pca.h"
 #include "analysis/properties.h"
-#include "util/svg_plot.h"
+#include "report/svg_chart.h"
 
 namespace fs = std::filesystem;
 

@@ -2,10 +2,10 @@
 #include <cstdio>
 #include <string>
 
+#include "batch/lm_batch.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "lm/generate.h"
-#include "train/lm_batch.h"
 #include "train/model_store.h"
 #include "util/error.h"
 

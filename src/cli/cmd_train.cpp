@@ -2,6 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_args.h"
+#include "decode/translator.h"
 #include "train/trainer.h"
 
 namespace yoke::cli {
@@ -13,7 +14,7 @@ int cmd_train(int argc, char** argv) {
                               "from it exactly. Ctrl-C saves a checkpoint and stops (a second Ctrl-C exits at once).");
   if (ca.help) return 0;
   install_stop_handlers();
-  auto r = train(ca.config, std::cerr);
+  auto r = train(ca.config, std::cerr, greedy_validation_decode);
   return r.stop_reason == "interrupted" ? 130 : 0;
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "util/config.h"
+#include "config/config.h"
 
 namespace yoke::cli {
 

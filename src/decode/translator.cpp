@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "train/batch.h"
+#include "batch/batch.h"
 
 namespace yoke {
 
@@ -35,6 +35,15 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
   }
   if (was_training) model.train();
   return out;
+}
+
+std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                                       double max_len_a, int max_len_b) {
+  SearchOptions so;
+  so.beam = 1;
+  so.max_len_a = max_len_a;
+  so.max_len_b = max_len_b;
+  return translate_ids(model, sources, so, 4000);
 }
 
 std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,

@@ -16,6 +16,11 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
                                             const SearchOptions& opts, int max_batch_tokens,
                                             const std::function<void(size_t)>& on_batch = {});
 
+// Greedy search over `sources` with max_len_a/b: validation BLEU tracks progress during
+// training, it is not the final score. Has the shape of train()'s ValidationDecoder.
+std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                                       double max_len_a, int max_len_b);
+
 // Raw text in, detokenized text out.
 std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,
                                         const std::vector<std::string>& lines, const SearchOptions& opts,

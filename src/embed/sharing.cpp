@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "util/config.h"
+#include "config/config.h"
 #include "util/error.h"
 
 namespace yoke {

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "util/config.h"
+#include "config/config.h"
 
 namespace yoke {
 

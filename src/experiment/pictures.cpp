@@ -5,7 +5,7 @@
 #include <fstream>
 #include <map>
 
-#include "util/svg_plot.h"
+#include "report/svg_chart.h"
 
 namespace fs = std::filesystem;
 

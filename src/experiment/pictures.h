@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "eval/report.h"
 #include "experiment/grid.h"
+#include "report/report.h"
 
 namespace yoke {
 

@@ -9,18 +9,18 @@
 
 #include "analysis/analyze_model.h"
 #include "decode/translator.h"
-#include "eval/report.h"
 #include "eval/score_files.h"
 #include "experiment/grid.h"
 #include "experiment/pictures.h"
 #include "lm/perplexity.h"
+#include "report/report.h"
+#include "report/svg_chart.h"
 #include "text/corpus.h"
 #include "train/average.h"
 #include "train/model_store.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/progress.h"
-#include "util/svg_plot.h"
 
 namespace fs = std::filesystem;
 
@@ -126,7 +126,7 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
   Config cfg = grid.run_config(v, seed, o.overrides);
   cfg.save_dir = (dir / "model").string();
   if (o.threads > 0) cfg.threads = o.threads;
-  const TrainResult tr = train(cfg, log);
+  const TrainResult tr = train(cfg, log, greedy_validation_decode);
   if (tr.stop_reason == "interrupted") return false;
 
   std::string checkpoint;

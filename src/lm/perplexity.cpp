@@ -4,10 +4,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "text/batching.h"
+#include "batch/batching.h"
+#include "batch/lm_batch.h"
+#include "loss/loss.h"
 #include "text/vocab.h"
-#include "train/lm_batch.h"
-#include "train/loss.h"
 #include "util/error.h"
 
 namespace yoke {

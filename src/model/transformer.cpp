@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "util/config.h"
+#include "config/config.h"
 
 namespace yoke {
 

@@ -3,9 +3,9 @@
 #include <memory>
 #include <string>
 
+#include "config/config.h"
 #include "model/transformer.h"
 #include "text/vocab.h"
-#include "util/config.h"
 
 namespace yoke {
 

@@ -11,17 +11,16 @@
 #include <future>
 #include <thread>
 
-#include "decode/translator.h"
+#include "batch/batch.h"
+#include "batch/batching.h"
+#include "batch/lm_batch.h"
 #include "eval/bleu.h"
-#include "text/batching.h"
+#include "loss/batch_loss.h"
+#include "loss/loss.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
-#include "train/batch.h"
-#include "train/batch_loss.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
-#include "train/lm_batch.h"
-#include "train/loss.h"
 #include "train/model_store.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -97,7 +96,8 @@ struct ValidResult {
 
 class Trainer {
  public:
-  Trainer(Config cfg, std::ostream& log) : cfg_(std::move(cfg)), log_(log) {}
+  Trainer(Config cfg, std::ostream& log, ValidationDecoder decode)
+      : cfg_(std::move(cfg)), log_(log), decode_(std::move(decode)) {}
   TrainResult run();
 
  private:
@@ -125,6 +125,7 @@ class Trainer {
 
   Config cfg_;
   std::ostream& log_;
+  ValidationDecoder decode_;
   at::Device device_{at::kCPU};
   std::shared_ptr<Transformer> model_;
   std::unique_ptr<FlatAdam> opt_;
@@ -183,16 +184,12 @@ ValidResult Trainer::validate() {
   }
   r.loss = loss / std::max<int64_t>(1, tokens) / std::log(2.0);
   r.nll = nll / std::max<int64_t>(1, tokens) / std::log(2.0);
-  if (cfg_.valid_bleu && !valid_refs_.empty()) {
+  if (cfg_.valid_bleu && decode_ && !valid_refs_.empty()) {
     size_t n = valid_.size();
     if (cfg_.valid_bleu_sentences > 0) n = std::min(n, size_t(cfg_.valid_bleu_sentences));
     std::vector<std::vector<int>> sources(n);
     for (size_t i = 0; i < n; ++i) sources[i].assign(valid_.src(i), valid_.src(i) + valid_.src_len(i));
-    SearchOptions so;
-    so.beam = 1;  // greedy: validation BLEU tracks progress, it is not the final score
-    so.max_len_a = cfg_.max_len_a;
-    so.max_len_b = cfg_.max_len_b;
-    auto hyps_ids = translate_ids(*model_, sources, so, 4000);
+    auto hyps_ids = decode_(*model_, sources, cfg_.max_len_a, cfg_.max_len_b);
     std::vector<std::string> hyps(n), refs(valid_refs_.begin(), valid_refs_.begin() + n);
     for (size_t i = 0; i < n; ++i) hyps[i] = tgt_vocab_.decode(hyps_ids[i]);
     r.bleu = corpus_bleu(hyps, refs).score;
@@ -431,11 +428,11 @@ void fill_vocab_sizes(Config& cfg) {
   cfg.joint_vocab = meta.at("joint");
 }
 
-TrainResult train(Config cfg, std::ostream& log) {
+TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode) {
   if (cfg.data.empty()) throw InputError("no training data: set `data = DIR` (a directory from `yoke prepare`)");
   fill_vocab_sizes(cfg);
   cfg.validate();
-  return Trainer(std::move(cfg), log).run();
+  return Trainer(std::move(cfg), log, decode).run();
 }
 
 void install_stop_handlers() {

@@ -2,12 +2,18 @@
 // Adam with warm-up and inverse-square-root decay, clipping, gradient accumulation, validation
 // (loss and BLEU), early stopping, atomic checkpoints, exact resumption, Ctrl-C saves.
 #pragma once
+#include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "util/config.h"
+#include "config/config.h"
+
+namespace yoke {
+class Transformer;
+}
 
 namespace yoke {
 
@@ -23,8 +29,14 @@ struct TrainResult {
 // Fills vocabulary sizes from the data directory's meta.json when cfg.data is set.
 void fill_vocab_sizes(Config& cfg);
 
+// Decodes validation sources (subword ids without eos) into target ids, for validation BLEU.
+// Decoding sits above training in the stage order, so the caller hands it in
+// (decode/translator.h: greedy_validation_decode); without one, validation reports loss only.
+using ValidationDecoder = std::function<std::vector<std::vector<int>>(
+    Transformer& model, const std::vector<std::vector<int>>& sources, double max_len_a, int max_len_b)>;
+
 // Resumes from save_dir/checkpoint_last.ykp when present.
-TrainResult train(Config cfg, std::ostream& log);
+TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode = {});
 
 // Installs SIGINT/SIGTERM handlers that ask the loop to save and stop (a second signal exits).
 void install_stop_handlers();

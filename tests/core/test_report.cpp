@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "eval/report.h"
+#include "report/report.h"
+#include "report/svg_chart.h"
 #include "util/error.h"
-#include "util/svg_plot.h"
 
 namespace yoke {
 namespace {

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "text/batching.h"
+#include "batch/batching.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/prepare.h"

@@ -3,11 +3,11 @@
 // trains and translates with device = cuda. Skipped, saying so, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include "batch/batch.h"
 #include "cli_helpers.h"
-#include "tiny_model.h"
+#include "loss/batch_loss.h"
 #include "text/vocab.h"
-#include "train/batch.h"
-#include "train/batch_loss.h"
+#include "tiny_model.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"

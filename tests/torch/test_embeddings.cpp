@@ -3,8 +3,8 @@
 
 #include <cmath>
 
+#include "config/config.h"
 #include "embed/sharing.h"
-#include "util/config.h"
 #include "util/error.h"
 
 using namespace yoke;

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "embed/estimator.h"
-#include "train/fused_loss.h"
-#include "train/loss.h"
+#include "loss/fused_loss.h"
+#include "loss/loss.h"
 
 using namespace yoke;
 

@@ -8,15 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch/lm_batch.h"
 #include "cli_helpers.h"
+#include "config/config.h"
 #include "lm/generate.h"
 #include "lm/perplexity.h"
+#include "loss/batch_loss.h"
 #include "text/vocab.h"
-#include "train/batch_loss.h"
 #include "train/flat_adam.h"
-#include "train/lm_batch.h"
 #include "train/model_store.h"
-#include "util/config.h"
 
 using namespace yoke;
 using namespace yoke::test;

@@ -3,15 +3,15 @@
 
 #include <filesystem>
 
+#include "config/config.h"
 #include "decode/search.h"
 #include "decode/translator.h"
+#include "loss/loss.h"
 #include "text/vocab.h"
+#include "tiny_model.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
-#include "train/loss.h"
 #include "train/model_store.h"
-#include "tiny_model.h"
-#include "util/config.h"
 
 using namespace yoke;
 using yoke::test::tiny_config;

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "util/config.h"
+#include "config/config.h"
 
 namespace yoke::test {
 

@@ -5,7 +5,7 @@
 // incoming gradient. Equal to label_smoothed_loss(estimate_logits(...)) — a test holds it so.
 #pragma once
 #include "embed/estimator.h"
-#include "train/loss.h"
+#include "loss/loss.h"
 
 namespace yoke {
 

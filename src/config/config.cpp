@@ -1,4 +1,4 @@
-#include "util/config.h"
+#include "config/config.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,8 +8,8 @@
 #pragma once
 #include <vector>
 
+#include "batch/batch.h"
 #include "text/binarized.h"
-#include "train/batch.h"
 
 namespace yoke {
 

@@ -1,4 +1,4 @@
-#include "train/lm_batch.h"
+#include "batch/lm_batch.h"
 
 #include <algorithm>
 

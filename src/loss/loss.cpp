@@ -1,4 +1,4 @@
-#include "train/loss.h"
+#include "loss/loss.h"
 
 namespace yoke {
 

@@ -1,4 +1,4 @@
-#include "eval/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include <stdexcept>
 
 #include "eval/bootstrap.h"
+#include "report/svg_chart.h"
 #include "text/corpus.h"
 #include "util/error.h"
 #include "util/progress.h"
-#include "util/svg_plot.h"
 
 namespace yoke {
 namespace {

@@ -1,4 +1,4 @@
-#include "util/svg_plot.h"
+#include "report/svg_chart.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "text/batching.h"
+#include "batch/batching.h"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "train/fused_loss.h"
+#include "loss/fused_loss.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // The training objective of one batch: encode, teacher-forced decode, logits at the real target
 // positions only, label-smoothed cross-entropy. Shared by the trainer, validation and benchmarks.
 #pragma once
+#include "batch/batch.h"
+#include "loss/loss.h"
 #include "model/transformer.h"
-#include "train/batch.h"
-#include "train/loss.h"
 
 namespace yoke {
 

@@ -1,4 +1,4 @@
-#include "train/batch.h"
+#include "batch/batch.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
-#include "train/batch_loss.h"
+#include "loss/batch_loss.h"
 
+#include "loss/fused_loss.h"
 #include "text/vocab.h"
-#include "train/fused_loss.h"
 
 namespace yoke {
 
