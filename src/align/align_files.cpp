@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -57,24 +58,6 @@ void log_history(const Ibm2Aligner& aligner, std::ostream& log) {
 
 }  // namespace
 
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw input_error(path, 0, "cannot open for writing (" + tmp + ")");
-    fill(out);
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw input_error(path, 0, "write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw input_error(path, 0, "cannot rename " + tmp + " to it");
-  }
-}
-
 AlignFilesResult align_files(const std::string& src_path, const std::string& tgt_path,
                              const std::string& out_path, const std::string& table_path,
                              const AlignOptions& options, std::ostream& log) {
@@ -94,10 +77,10 @@ AlignFilesResult align_files(const std::string& src_path, const std::string& tgt
       << (options.reverse ? "reverse: p(source|target)" : "forward: p(target|source)")
       << "), final tension " << aligner.tension() << '\n';
 
-  write_atomically(out_path, [&](std::ostream& out) { write_pharaoh(out, links); });
+  write_file_atomically(out_path, [&](std::ostream& out) { write_pharaoh(out, links); });
   if (!table_path.empty()) {
     const auto table = aligner.translation_table(options.prob_threshold_table);
-    write_atomically(table_path, [&](std::ostream& out) { write_table(out, table); });
+    write_file_atomically(table_path, [&](std::ostream& out) { write_table(out, table); });
     log << "align: " << table.size() << " table entries (p >= " << options.prob_threshold_table
         << ") written to " << table_path << '\n';
   }

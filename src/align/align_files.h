@@ -26,8 +26,5 @@ AlignFilesResult align_files(const std::string& src_path, const std::string& tgt
                              const std::string& out_path, const std::string& table_path,
                              const AlignOptions& options, std::ostream& log);
 
-// Writes through `fill` into path + ".tmp", then renames it over path, so that no reader ever
-// sees half a file. Throws InputError naming path when it cannot.
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
 }  // namespace yoke

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "align/align_files.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -224,7 +225,7 @@ void write_pairs(const std::string& path, const std::vector<WordPair>& pairs,
     check_writable(input.src_words[p.src_id]);
     check_writable(input.tgt_words[p.tgt_id]);
   }
-  write_atomically(path, [&](std::ostream& out) {
+  write_file_atomically(path, [&](std::ostream& out) {
     out << kHeader << '\n';
     for (const auto& p : pairs)
       out << input.src_words[p.src_id] << '\t' << input.tgt_words[p.tgt_id] << '\t'

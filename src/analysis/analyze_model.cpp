@@ -6,6 +6,9 @@
 #include "analysis/pca.h"
 #include "analysis/properties.h"
 #include "report/svg_chart.h"
+#include "report/svg_to_png.h"
+#include "util/atomic_file.h"
+#include "util/json_file.h"
 
 namespace fs = std::filesystem;
 
@@ -15,7 +18,7 @@ namespace {
 // Writes <stem>.svg and, when a converter exists, <stem>.png; returns the names written.
 std::vector<std::string> write_picture(const fs::path& dir, const std::string& stem, const std::string& svg) {
   const std::string svg_name = stem + ".svg", png_name = stem + ".png";
-  write_text_file((dir / svg_name).string(), svg);
+  write_file_atomically((dir / svg_name).string(), svg);
   std::vector<std::string> written = {svg_name};
   if (svg_to_png((dir / svg_name).string(), (dir / png_name).string())) written.push_back(png_name);
   return written;
@@ -90,7 +93,7 @@ nlohmann::json analyze_model(const LoadedModel& m, const std::string& out_dir, c
   for (auto& p : write_picture(dir, "pca", pca_picture(sides, o))) pictures.push_back(p);
 
   j["pictures"] = pictures;
-  write_text_file((dir / "analysis.json").string(), j.dump(2) + "\n");
+  write_json((dir / "analysis.json").string(), j);
   return j;
 }
 

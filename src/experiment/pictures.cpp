@@ -6,6 +6,9 @@
 #include <map>
 
 #include "report/svg_chart.h"
+#include "report/svg_to_png.h"
+#include "util/atomic_file.h"
+#include "util/json_file.h"
 
 namespace fs = std::filesystem;
 
@@ -15,11 +18,8 @@ namespace {
 // Validation curve of one run from its metrics.jsonl: BLEU where measured, else loss.
 Series validation_curve(const fs::path& metrics, const std::string& name, bool& bleu) {
   Series s{name, {}, {}};
-  std::ifstream in(metrics);
   std::vector<std::pair<double, double>> b, l;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("type", "") != "valid") continue;
+  for (const auto& j : read_json_lines(metrics.string(), "valid")) {
     const double u = j.at("update").get<double>();
     if (j.contains("bleu") && j.at("bleu").is_number()) b.emplace_back(u, j.at("bleu").get<double>());
     if (j.contains("loss") && j.at("loss").is_number()) l.emplace_back(u, j.at("loss").get<double>());
@@ -30,7 +30,7 @@ Series validation_curve(const fs::path& metrics, const std::string& name, bool& 
 }
 
 void save(const fs::path& svg_path, const std::string& svg) {
-  write_text_file(svg_path.string(), svg);
+  write_file_atomically(svg_path.string(), svg);
   auto png = svg_path;
   svg_to_png(svg_path.string(), png.replace_extension(".png").string());
 }
@@ -39,10 +39,7 @@ void save(const fs::path& svg_path, const std::string& svg) {
 
 bool draw_gradient_paths(const std::string& metrics_path, const std::string& svg_path) {
   Series output{"through the output projection (path B)", {}, {}}, input{"through the input lookups (path A)", {}, {}};
-  std::ifstream in(metrics_path);
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("type", "") != "grad_paths") continue;
+  for (const auto& j : read_json_lines(metrics_path, "grad_paths")) {
     const double share = j.at("share_output").get<double>();
     output.x.push_back(j.at("update").get<double>());
     output.y.push_back(100 * share);

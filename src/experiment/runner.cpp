@@ -16,10 +16,13 @@
 #include "report/report.h"
 #include "report/svg_chart.h"
 #include "text/corpus.h"
+#include "text/data_meta.h"
 #include "train/average.h"
 #include "train/model_store.h"
 #include "train/trainer.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/json_file.h"
 #include "util/progress.h"
 
 namespace fs = std::filesystem;
@@ -31,22 +34,12 @@ struct TestSet {
   std::string name, src, ref;  // raw source and reference text files
 };
 
-nlohmann::json read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw input_error(p.string(), 0, "cannot open");
-  try { return nlohmann::json::parse(in); } catch (const std::exception& e) {
-    throw input_error(p.string(), 0, std::string("invalid JSON: ") + e.what());
-  }
-}
-
 // The test sets `yoke prepare --test NAME:SRC:REF` put into a data directory.
 std::vector<TestSet> test_sets(const std::string& data_dir) {
   std::vector<TestSet> out;
-  const auto meta = read_json_file(fs::path(data_dir) / "meta.json");
-  for (const auto& [split, m] : meta.at("splits").items())
-    if (split.rfind("test.", 0) == 0 && m.contains("src_text"))
-      out.push_back({split.substr(5), (fs::path(data_dir) / m.at("src_text").get<std::string>()).string(),
-                     (fs::path(data_dir) / m.at("tgt_text").get<std::string>()).string()});
+  const auto meta = DataMeta::read(data_dir);
+  for (const auto& s : meta.tests())
+    if (!s.src_text.empty()) out.push_back({s.test_name(), meta.path(s.src_text), meta.path(s.tgt_text)});
   return out;
 }
 
@@ -74,7 +67,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
     std::string text;
     for (const auto& h : hyp) text += h + "\n";
     const auto hyp_path = dir / ("hyp." + t.name + ".txt");
-    write_text_file(hyp_path.string(), text);
+    write_file_atomically(hyp_path.string(), text);
     auto s = score_files(hyp_path.string(), t.ref, false);
     // Only scores are numbers here: the report tabulates every number of a test.
     tests[t.name] = {{"bleu", s.at("bleu")}, {"chrf", s.at("chrf")}, {"chrf_pp", s.at("chrf_pp")},
@@ -89,17 +82,15 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
 // A language model's scores: perplexity of every test text of its data, scored as it was trained.
 nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpoint, std::ostream& log) {
   auto m = load_model(cfg.save_dir, checkpoint, cfg.device);
-  const auto meta = read_json_file(fs::path(cfg.data) / "meta.json");
+  const auto meta = DataMeta::read(cfg.data);
   nlohmann::json tests = nlohmann::json::object();
-  for (const auto& [split, s] : meta.at("splits").items()) {
-    if (split.rfind("test.", 0) != 0) continue;
+  for (const auto& s : meta.tests()) {
     // An LM data directory has the text; an LM on a parallel corpus reads its target side.
-    const std::string file = s.contains("text") ? s.at("text").get<std::string>() : s.at("tgt_text").get<std::string>();
-    const std::string path = (fs::path(cfg.data) / file).string();
+    const std::string path = meta.path(s.text.empty() ? s.tgt_text : s.text);
     const auto t0 = std::chrono::steady_clock::now();
     const Perplexity p = text_perplexity(*m.model, m.tgt_vocab, read_lines(path), cfg.lm_block, cfg.lm_block);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::string name = split.substr(5);
+    const std::string name = s.test_name();
     // Only scores are numbers here: the report tabulates every number of a test.
     tests[name] = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()},
                    {"scoring", {{"text", path}, {"subwords", p.subwords}, {"words", p.words}, {"block", p.block},
@@ -149,7 +140,7 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
                                      : translate_and_score(grid, cfg, dir, checkpoint, log);
   if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);
   // Written last: its presence is what marks the run as done.
-  write_text_file((dir / "result.json").string(), result.dump(2) + "\n");
+  write_json((dir / "result.json").string(), result);
   return true;
 }
 
@@ -193,7 +184,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
       RunResult r;
       r.variant = v.name;
       r.seed = seed;
-      r.metrics = read_json_file(dir / "result.json");
+      r.metrics = read_json((dir / "result.json").string());
       for (const auto& [name, t] : r.metrics.at("tests").items()) {
         if (!t.contains("hyp")) continue;  // language models have no hypotheses
         r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();

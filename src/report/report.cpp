@@ -12,7 +12,9 @@
 #include "eval/bootstrap.h"
 #include "report/svg_chart.h"
 #include "text/corpus.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/json_file.h"
 #include "util/progress.h"
 
 namespace yoke {
@@ -679,10 +681,10 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
   const json wrapped = {{"title", in.title},       {"baseline", in.baseline},
                         {"metric", in.metric},     {"test_names", test_names(in)},
                         {"generated", now_utc()},  {"variants", report}};
-  write_text_file(dir + "/report.json", wrapped.dump(2) + "\n");
-  write_text_file(dir + "/report.md", report_markdown(report, in));
-  write_text_file(dir + "/report.csv", report_csv(report, in));
-  write_text_file(dir + "/report.html", report_html(report, in));
+  write_json(dir + "/report.json", wrapped);
+  write_file_atomically(dir + "/report.md", report_markdown(report, in));
+  write_file_atomically(dir + "/report.csv", report_csv(report, in));
+  write_file_atomically(dir + "/report.html", report_html(report, in));
 }
 
 }  // namespace yoke

@@ -1,26 +1,14 @@
 #include "report/svg_chart.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <thread>
 
 #include "util/error.h"
-
-extern char** environ;
 
 namespace yoke {
 namespace {
@@ -781,132 +769,6 @@ std::string bar_chart(const std::vector<std::string>& categories, const std::vec
     svg += "</g>\n";
   }
   return svg + "</svg>\n";
-}
-
-// ------------------------------------------------------------------ files
-
-void write_text_file(const std::string& path, const std::string& text) {
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw input_error(path, 0, std::string("cannot write: ") + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fflush(f) == 0) && ok;
-  const int write_errno = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw input_error(path, 0, std::string("cannot write: ") + std::strerror(write_errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw input_error(path, 0, std::string("cannot replace: ") + std::strerror(e));
-  }
-}
-
-namespace {
-
-// The full path of an executable on PATH, or "" (empty PATH entries, meaning ".", are skipped).
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return "";
-  std::string all = path;
-  size_t start = 0;
-  while (start <= all.size()) {
-    size_t end = all.find(':', start);
-    if (end == std::string::npos) end = all.size();
-    const std::string dir = all.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty()) continue;
-    const std::string full = dir + "/" + name;
-    struct stat st;
-    if (::stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(full.c_str(), X_OK) == 0) {
-      return full;
-    }
-  }
-  return "";
-}
-
-// Runs argv (argv[0] a full path) with no shell, stdin/stdout/stderr on /dev/null, in its own
-// process group so that a timeout also ends whatever it started. True on exit status 0.
-bool run_quietly(const std::vector<std::string>& argv, double timeout_s) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return false;
-
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return false;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-// A path that no program can mistake for an option.
-std::string plain_path(const std::string& p) { return (!p.empty() && p[0] == '-') ? "./" + p : p; }
-
-bool non_empty_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-}
-
-}  // namespace
-
-bool svg_to_png(const std::string& svg_path, const std::string& png_path) {
-  if (!non_empty_file(svg_path)) return false;
-  const std::string in = plain_path(svg_path);
-  // Converted beside the target, renamed at the end: a failure leaves no partial PNG behind.
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = plain_path(png_path + ".tmp" + std::to_string(::getpid()) + "_" +
-                                     std::to_string(counter++) + ".png");
-  std::vector<std::vector<std::string>> tries;
-  if (auto p = find_on_path("rsvg-convert"); !p.empty()) {
-    tries.push_back({p, "--format=png", "--output", tmp, in});
-  }
-  if (auto p = find_on_path("inkscape"); !p.empty()) {
-    tries.push_back({p, "--export-type=png", "--export-filename=" + tmp, in});  // 1.x
-    tries.push_back({p, "-z", "-e", tmp, in});                                 // 0.92
-  }
-  if (auto p = find_on_path("convert"); !p.empty()) {
-    tries.push_back({p, "-background", "white", "svg:" + in, "png:" + tmp});
-  }
-  for (const auto& argv : tries) {
-    std::remove(tmp.c_str());
-    if (run_quietly(argv, 60) && non_empty_file(tmp) &&
-        std::rename(tmp.c_str(), png_path.c_str()) == 0) {
-      return true;
-    }
-  }
-  std::remove(tmp.c_str());
-  return false;
 }
 
 }  // namespace yoke

@@ -55,13 +55,4 @@ AxisTicks nice_ticks(double lo, double hi, int target_count = 6);
 // "&", "<", ">", '"', "'" as XML entities.
 std::string xml_escape(const std::string& text);
 
-// Writes through a temporary file in the same directory and a rename, so that a reader never
-// sees half a file. Throws InputError naming the path on failure.
-void write_text_file(const std::string& path, const std::string& text);
-
-// Converts with the first of rsvg-convert, inkscape, convert (ImageMagick) found on PATH that
-// succeeds (each run directly, without a shell, killed after 60 s). Returns false, leaving
-// png_path untouched, when none is available or all fail.
-bool svg_to_png(const std::string& svg_path, const std::string& png_path);
-
 }  // namespace yoke

@@ -1,7 +1,5 @@
 #include "text/binarized.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -57,10 +56,6 @@ class Writer {
   void bytes(const void* p, size_t n) {
     if (n && std::fwrite(p, 1, n, f_) != n) fail();
   }
-  void finish() {
-    if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0) fail();
-  }
-
  private:
   [[noreturn]] void fail() {
     throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(errno));
@@ -150,16 +145,6 @@ std::vector<int32_t> read_tokens(Reader& r, uint64_t n, const char* side) {
   return tokens;
 }
 
-// Makes the rename itself durable; best effort, as some file systems refuse to sync a directory.
-void sync_parent_dir(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 }  // namespace
 
 void TokenizedCorpus::add(const std::vector<int>& src, const std::vector<int>& tgt) {
@@ -170,23 +155,10 @@ void TokenizedCorpus::add(const std::vector<int>& src, const std::vector<int>& t
 }
 
 void save_binarized(const std::string& path, const TokenizedCorpus& corpus) {
-  const std::string tmp = path + ".tmp";
-  {
-    FileHandle f(std::fopen(tmp.c_str(), "wb"));
-    if (!f) throw input_error(tmp, 0, std::string("cannot create: ") + std::strerror(errno));
-    try {
-      Writer w(tmp, f.get());
-      write_corpus(w, corpus);
-      w.finish();
-    } catch (...) {
-      f.reset();
-      std::remove(tmp.c_str());  // leave no half-written file behind
-      throw;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw input_error(path, 0, std::string("cannot rename ") + tmp + ": " + std::strerror(errno));
-  sync_parent_dir(path);
+  AtomicFile f(path);
+  Writer w(path, f.stream());
+  write_corpus(w, corpus);
+  f.commit();
 }
 
 TokenizedCorpus load_binarized(const std::string& path) {

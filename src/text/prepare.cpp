@@ -14,7 +14,9 @@
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/json_file.h"
 
 namespace yoke {
 namespace {
@@ -211,24 +213,9 @@ TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len, b
 // --- output ---
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw input_error(path, 0, std::string("cannot create: ") + std::strerror(errno));
-  for (const auto& l : lines) f << l << '\n';
-  f.flush();
-  if (!f) throw input_error(path, 0, "write failed");
-}
-
-void write_json_atomically(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw input_error(tmp, 0, std::string("cannot create: ") + std::strerror(errno));
-    f << j.dump(2) << '\n';
-    f.flush();
-    if (!f) throw input_error(tmp, 0, "write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw input_error(path, 0, std::string("cannot rename ") + tmp + ": " + std::strerror(errno));
+  write_file_atomically(path, [&](std::ostream& out) {
+    for (const auto& l : lines) out << l << '\n';
+  });
 }
 
 nlohmann::json split_meta(const Split& s, const TokenizedCorpus& c) {
@@ -322,7 +309,7 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
     meta["splits"][t.name] = write_eval_split(opts, t, src_vocab, tgt_vocab, false, log);
   log << "encoded and wrote all splits (" << seconds_since(start) << ")\n";
 
-  write_json_atomically(opts.out_dir + "/meta.json", meta);
+  write_json(opts.out_dir + "/meta.json", meta);
   return meta;
 }
 

@@ -12,16 +12,11 @@ namespace yoke {
 
 std::vector<std::string> average_checkpoints(const std::string& dir, int n, const std::string& out_name) {
   if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
-  std::vector<std::pair<long long, fs::path>> found;
-  for (auto& e : fs::directory_iterator(dir)) {
-    const auto f = e.path().filename().string();
-    if (f.rfind("checkpoint_u", 0) == 0 && e.path().extension() == ".ykp") found.emplace_back(std::stoll(f.substr(12)), e.path());
-  }
+  const auto found = numbered_checkpoints(dir);
   if (found.empty()) throw input_error(dir, 0, "no numbered checkpoints (checkpoint_u*.ykp) to average");
-  std::sort(found.begin(), found.end());
   const size_t take = std::min(size_t(std::max(1, n)), found.size());
   std::vector<std::string> use;
-  for (size_t i = found.size() - take; i < found.size(); ++i) use.push_back(found[i].second.string());
+  for (size_t i = found.size() - take; i < found.size(); ++i) use.push_back(found[i].second);
 
   // Summed in double so that the mean of many checkpoints loses nothing to rounding.
   Checkpoint avg = load_checkpoint(use.back());

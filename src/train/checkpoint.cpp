@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -51,20 +52,31 @@ void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     data.push_back(c);
   }
   const std::string text = header.dump();
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw input_error(tmp, 0, std::string("cannot write checkpoint: ") + std::strerror(errno));
+  AtomicFile f(path);
   const uint64_t len = text.size();
-  bool ok = std::fwrite(kMagic, 1, 8, f) == 8 && std::fwrite(&len, 8, 1, f) == 1 &&
-            std::fwrite(text.data(), 1, len, f) == len;
-  for (const auto& c : data)
-    ok = ok && std::fwrite(c.data_ptr(), 1, c.numel() * c.element_size(), f) == size_t(c.numel() * c.element_size());
-  ok = ok && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw input_error(path, 0, std::string("cannot write checkpoint: ") + std::strerror(errno));
+  f.write(kMagic, 8);
+  f.write(&len, 8);
+  f.write(text.data(), len);
+  for (const auto& c : data) f.write(c.data_ptr(), c.numel() * c.element_size());
+  f.commit();
+}
+
+std::string numbered_checkpoint_name(int64_t update) { return "checkpoint_u" + std::to_string(update) + ".ykp"; }
+
+std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  const std::string prefix = "checkpoint_u", suffix = ".ykp";
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() <= prefix.size() + suffix.size() || f.rfind(prefix, 0) != 0 ||
+        f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+    found.emplace_back(std::stoll(digits), e.path().string());
   }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

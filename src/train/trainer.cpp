@@ -19,9 +19,11 @@
 #include "loss/loss.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
+#include "text/data_meta.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -34,14 +36,6 @@ std::atomic<int> g_signals{0};
 
 void on_signal(int) {
   if (g_signals.fetch_add(1) >= 1) _exit(130);  // second Ctrl-C: leave now
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path, 0, "cannot open");
-  try { return nlohmann::json::parse(in); } catch (const std::exception& e) {
-    throw input_error(path, 0, std::string("invalid JSON: ") + e.what());
-  }
 }
 
 // Where the loop is: enough to continue exactly (batches are a function of seed and epoch,
@@ -215,8 +209,9 @@ bool Trainer::after_validation(const ValidResult& v) {
                    {"ppl", std::pow(2.0, v.nll)}, {"bleu", std::isnan(v.bleu) ? nlohmann::json() : nlohmann::json(v.bleu)},
                    {"best", better}});
   save("valid");
-  if (better) fs::copy_file(fs::path(cfg_.save_dir) / "checkpoint_last.ykp", fs::path(cfg_.save_dir) / "checkpoint_best.ykp",
-                            fs::copy_options::overwrite_existing);
+  if (better)
+    copy_file_atomically((fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string(),
+                         (fs::path(cfg_.save_dir) / "checkpoint_best.ykp").string());
   return cfg_.patience > 0 && st_.bad_validations >= cfg_.patience;
 }
 
@@ -228,14 +223,8 @@ void Trainer::save(const std::string& reason) {
   const fs::path dir(cfg_.save_dir);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
   if (reason == "valid" || reason == "interval") {
-    save_checkpoint((dir / ("checkpoint_u" + std::to_string(st_.update) + ".ykp")).string(), c);
-    std::vector<std::pair<int64_t, fs::path>> numbered;
-    for (auto& e : fs::directory_iterator(dir)) {
-      const std::string f = e.path().filename().string();
-      if (f.rfind("checkpoint_u", 0) == 0 && e.path().extension() == ".ykp")
-        numbered.emplace_back(std::stoll(f.substr(12)), e.path());
-    }
-    std::sort(numbered.begin(), numbered.end());
+    save_checkpoint((dir / numbered_checkpoint_name(st_.update)).string(), c);
+    const auto numbered = numbered_checkpoints(dir.string());
     for (size_t i = 0; i + size_t(std::max(1, cfg_.keep_last)) < numbered.size(); ++i) fs::remove(numbered[i].second);
   }
   c.tensors["optimizer.exp_avg"] = opt_->exp_avg();
@@ -422,10 +411,10 @@ TrainResult Trainer::run() {
 
 void fill_vocab_sizes(Config& cfg) {
   if (cfg.data.empty()) return;
-  auto meta = read_json((fs::path(cfg.data) / "meta.json").string());
-  cfg.src_vocab_size = meta.at("src_vocab_size");
-  cfg.tgt_vocab_size = meta.at("tgt_vocab_size");
-  cfg.joint_vocab = meta.at("joint");
+  const auto meta = DataMeta::read(cfg.data);
+  cfg.src_vocab_size = meta.src_vocab_size;
+  cfg.tgt_vocab_size = meta.tgt_vocab_size;
+  cfg.joint_vocab = meta.joint;
 }
 
 TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode) {

@@ -19,6 +19,8 @@
 
 #include "report/report.h"
 #include "report/svg_chart.h"
+#include "report/svg_to_png.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -284,22 +286,10 @@ TEST(SvgPlot, BarChartWithErrorBarsAndLongCategories) {
   EXPECT_EQ(texts_of_class(svg, "tick y").front(), "0");
 }
 
-TEST(SvgPlot, WriteTextFileReplacesAtomically) {
-  const std::string dir = temp_dir("write");
-  const std::string path = dir + "/a.svg";
-  write_text_file(path, "one");
-  write_text_file(path, "two");
-  EXPECT_EQ(read_file(path), "two");
-  size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
-  EXPECT_EQ(files, 1u);  // no temporary left behind
-  EXPECT_THROW(write_text_file(dir + "/missing/a.svg", "x"), InputError);
-}
-
 TEST(SvgPlot, SvgToPngConvertsOrLeavesNothing) {
   const std::string dir = temp_dir("png");
   const std::string svg = dir + "/-chart.svg";  // a name that looks like an option
-  write_text_file(svg, line_chart({{"a", {0, 1, 2}, {1, 3, 2}}}, options()));
+  write_file_atomically(svg, line_chart({{"a", {0, 1, 2}, {1, 3, 2}}}, options()));
   const std::string png = dir + "/-chart.png";
   if (svg_to_png(svg, png)) {
     const std::string bytes = read_file(png);

@@ -1,0 +1,12 @@
+// PNG copies of the SVG pictures, for viewers and documents that take no SVG.
+#pragma once
+#include <string>
+
+namespace yoke {
+
+// Converts with the first of rsvg-convert, inkscape, convert (ImageMagick) found on PATH that
+// succeeds (each run directly, without a shell, killed after 60 s). Returns false, leaving
+// png_path untouched, when none is available or all fail.
+bool svg_to_png(const std::string& svg_path, const std::string& png_path);
+
+}  // namespace yoke

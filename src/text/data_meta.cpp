@@ -1,0 +1,49 @@
+#include "text/data_meta.h"
+
+#include <filesystem>
+
+#include "util/error.h"
+#include "util/json_file.h"
+
+namespace yoke {
+
+DataMeta DataMeta::read(const std::string& dir) {
+  const std::string file = (std::filesystem::path(dir) / "meta.json").string();
+  if (!std::filesystem::exists(file))
+    throw input_error(file, 0, "not found: is " + dir + " a data directory from `yoke prepare --out " + dir + "`?");
+  const auto j = read_json(file);
+  DataMeta m;
+  m.dir = dir;
+  try {
+    m.format_version = j.at("format_version");
+    m.task = j.value("task", "translate");
+    m.joint = j.at("joint");
+    m.src_vocab_size = j.at("src_vocab_size");
+    m.tgt_vocab_size = j.at("tgt_vocab_size");
+    for (const auto& [name, s] : j.at("splits").items()) {
+      DataSplit split;
+      split.name = name;
+      split.bin = s.value("file", "");
+      split.src_text = s.value("src_text", "");
+      split.tgt_text = s.value("tgt_text", "");
+      split.text = s.value("text", "");
+      m.splits.push_back(split);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(file, 0, std::string("not a yoke data description: ") + e.what());
+  }
+  return m;
+}
+
+std::vector<DataSplit> DataMeta::tests() const {
+  std::vector<DataSplit> out;
+  for (const auto& s : splits)
+    if (s.is_test()) out.push_back(s);
+  return out;
+}
+
+std::string DataMeta::path(const std::string& relative) const {
+  return (std::filesystem::path(dir) / relative).string();
+}
+
+}  // namespace yoke

@@ -1,0 +1,32 @@
+// What a prepared data directory holds, as `yoke prepare` wrote it into meta.json (last, so its
+// presence means a complete run). Every reader of meta.json goes through DataMeta.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace yoke {
+
+struct DataSplit {
+  std::string name;                 // train, valid, test.<name>
+  std::string bin;                  // the binarized file (train, valid), relative to the directory
+  std::string src_text, tgt_text;   // raw copies of a translation split (valid, test), relative
+  std::string text;                 // the raw copy of a language-model split (valid, test), relative
+  bool is_test() const { return name.rfind("test.", 0) == 0; }
+  std::string test_name() const { return is_test() ? name.substr(5) : ""; }
+};
+
+struct DataMeta {
+  std::string dir;                  // the data directory itself
+  int format_version = 0;
+  std::string task = "translate";   // translate | lm
+  bool joint = false;
+  int src_vocab_size = 0, tgt_vocab_size = 0;
+  std::vector<DataSplit> splits;    // sorted by name
+
+  // Reads DIR/meta.json; errors name the file ("no meta.json: run `yoke prepare --out DIR`").
+  static DataMeta read(const std::string& dir);
+  std::vector<DataSplit> tests() const;
+  std::string path(const std::string& relative) const;  // DIR/relative
+};
+
+}  // namespace yoke

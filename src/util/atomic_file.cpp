@@ -1,0 +1,99 @@
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+// Makes a rename durable; best effort, as some file systems refuse to sync a folder.
+void sync_parent_dir(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Unique per process and call, so that two writers of one target never share a temporary.
+std::string temporary_name(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  return path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(temporary_name(path_)) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (!file_) throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (!file_) return;
+  std::fclose(file_);
+  std::remove(tmp_.c_str());
+}
+
+void AtomicFile::fail(const std::string& what, int error) {
+  if (file_) std::fclose(file_);
+  file_ = nullptr;
+  std::remove(tmp_.c_str());
+  throw input_error(path_, 0, what + ": " + std::strerror(error));
+}
+
+void AtomicFile::write(const void* data, size_t bytes) {
+  if (bytes && std::fwrite(data, 1, bytes, file_) != bytes) fail("cannot write", errno);
+}
+
+void AtomicFile::commit() {
+  if (std::fflush(file_) != 0 || ::fsync(fileno(file_)) != 0) fail("cannot write", errno);
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0) {
+    const int e = errno;
+    std::remove(tmp_.c_str());
+    throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(e));
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp_.c_str());
+    throw input_error(path_, 0, std::string("cannot replace: ") + std::strerror(e));
+  }
+  sync_parent_dir(path_);
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  AtomicFile f(path);
+  f.write(bytes.data(), bytes.size());
+  f.commit();
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  std::ostringstream text;
+  fill(text);
+  write_file_atomically(path, text.str());
+}
+
+void copy_file_atomically(const std::string& from, const std::string& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  if (!in) throw input_error(from, 0, std::string("cannot open: ") + std::strerror(errno));
+  AtomicFile out(to);
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) out.write(buf, n);
+  const bool read_error = std::ferror(in);
+  std::fclose(in);
+  if (read_error) throw input_error(from, 0, "cannot read");
+  out.commit();
+}
+
+}  // namespace yoke

@@ -1,0 +1,40 @@
+#include "util/json_file.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace yoke {
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, 0, "cannot open");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based and points just past where parsing stopped.
+    const size_t upto = std::min(text.size(), e.byte > 0 ? size_t(e.byte - 1) : size_t(0));
+    const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + upto, '\n'));
+    throw input_error(path, line, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+std::vector<nlohmann::json> read_json_lines(const std::string& path, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("type", "") == type) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+void write_json(const std::string& path, const nlohmann::json& value) {
+  write_file_atomically(path, value.dump(2) + "\n");
+}
+
+}  // namespace yoke

@@ -1,0 +1,15 @@
+// Running a helper program (a PNG converter, say) without a shell and with a time limit.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace yoke {
+
+// The full path of an executable on PATH, or "" (empty PATH entries, meaning ".", are skipped).
+std::string find_on_path(const std::string& name);
+
+// Runs argv (argv[0] a full path) with no shell, stdin/stdout/stderr on /dev/null, in its own
+// process group so that a timeout also ends whatever it started. True on exit status 0.
+bool run_quietly(const std::vector<std::string>& argv, double timeout_s);
+
+}  // namespace yoke

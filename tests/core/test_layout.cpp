@@ -1,0 +1,53 @@
+// The folders of src/ follow the stages of the work: a file may include only its own folder and
+// folders earlier in kLayers, so there is no cycle between folders. Decoding and language-model
+// code stand beside training, not on it: neither includes train/, and train/ includes neither
+// (validation decoding is handed to the trainer by its caller).
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",   "eval",       "align",
+                                          "batch", "embed",  "model",  "loss",   "decode",     "lm",
+                                          "train", "report", "analysis", "experiment", "cli", "spm"};
+const std::set<std::pair<std::string, std::string>> kForbidden = {
+    {"decode", "train"}, {"lm", "train"}, {"train", "decode"}, {"train", "lm"}, {"decode", "lm"}, {"lm", "decode"}};
+
+TEST(Layout, IncludesRunDownTheStagesOnly) {
+  const fs::path src = fs::path(YOKE_SOURCE_DIR) / "src";
+  ASSERT_TRUE(fs::is_directory(src)) << src;
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < kLayers.size(); ++i) rank[kLayers[i]] = i;
+  const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/[^"]+")");
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const std::string folder = fs::relative(e.path(), src).begin()->string();
+    ASSERT_TRUE(rank.count(folder)) << "src/" << folder << "/ is not in this test's list of stages";
+    ++files;
+    std::ifstream in(e.path());
+    size_t no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++no;
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      const std::string to = m[1];
+      const std::string where = e.path().string() + ":" + std::to_string(no) + ": " + line;
+      ASSERT_TRUE(rank.count(to)) << where << " (unknown folder)";
+      EXPECT_LE(rank[to], rank[folder]) << where << " includes a later stage";
+      EXPECT_FALSE(kForbidden.count({folder, to})) << where;
+    }
+  }
+  EXPECT_GT(files, 50u);  // the walk really saw the sources
+}
+
+}  // namespace
