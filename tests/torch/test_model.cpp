@@ -144,9 +144,10 @@ TEST(Loss, LabelSmoothingMatchesDefinition) {
   double want = 0, nll = 0;
   for (int64_t n = 0; n < 7; ++n)
     for (int64_t v = 0; v < 10; ++v) {
-      const double q = v == target[n].item<int64_t>() ? 1 - eps : eps / 9;
+      const bool gold = v == target[n].item<int64_t>();
+      const double q = gold ? 1 - eps : eps / 9;
       want -= q * lp[n][v].item<double>();
-      if (q == 1 - eps) nll -= lp[n][v].item<double>();
+      if (gold) nll -= lp[n][v].item<double>();  // picked by index, not by comparing doubles
     }
   EXPECT_NEAR(out.loss.item<double>(), want, 1e-4);
   EXPECT_NEAR(out.nll.item<double>(), nll, 1e-4);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Reruns the torch tests with sums taken in another order: another OpenBLAS kernel family than
+# the one the normal run used, and one OpenMP thread. A test that holds only for one BLAS kernel
+# or thread count (an exact float comparison where rounding differs) fails here instead of on
+# the next machine. Usage: scripts/test-numerics.sh [build dir]   (scripts/test.sh calls it)
+# TEST_NUMERICS_CORETYPE names the kernel family instead of the choice below.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+binary="$build/yoke_torch_tests"
+[ -x "$binary" ] || { echo "test-numerics: no $binary; build first (scripts/build.sh)" >&2; exit 2; }
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
+# The kernel family OpenBLAS uses under the given environment (it says so at OPENBLAS_VERBOSE=2).
+core_of() { env "$@" OPENBLAS_VERBOSE=2 "$binary" --gtest_filter=- 2>&1 | sed -n 's/^Core: //p' | head -1; }
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+has() { [[ " $flags " == *" $1 "* ]]; }
+
+default=$(core_of)
+if [ -n "${TEST_NUMERICS_CORETYPE:-}" ]; then
+  coretype=$TEST_NUMERICS_CORETYPE
+else
+  # AVX2+FMA kernels (Haswell, Zen) and AVX-512 ones (SkylakeX, Cooperlake, ...) each get the
+  # other's; AVX without FMA (SandyBridge) rounds differently from both.
+  case "$(printf '%s' "$default" | tr '[:upper:]' '[:lower:]')" in
+    haswell | zen*) coretype=SandyBridge ;;
+    *) if has avx2 && has fma; then coretype=Haswell; elif has avx; then coretype=SandyBridge; else coretype=Prescott; fi ;;
+  esac
+fi
+used=$(core_of OPENBLAS_CORETYPE="$coretype")
+env_desc="OPENBLAS_CORETYPE=$coretype OMP_NUM_THREADS=1"
+echo "test-numerics: $binary under $env_desc (OpenBLAS kernels: ${used:-unknown}; the normal run's: ${default:-unknown})"
+if [ -n "$default" ] && [ "$used" = "$default" ]; then
+  echo "test-numerics: warning: OpenBLAS kept the normal run's kernels; only the thread count differs" >&2
+fi
+
+log=$(mktemp)
+start=$SECONDS
+OPENBLAS_CORETYPE=$coretype OMP_NUM_THREADS=1 "$binary" --gtest_brief=1 >"$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+  cat "$log"
+  rm -f "$log"
+  echo "test-numerics: FAILED (exit $rc) under $env_desc" >&2
+  exit 1
+fi
+echo "test-numerics: $(grep -E '^\[  PASSED  \]' "$log") under $env_desc in $((SECONDS - start)) s"
+rm -f "$log"
