@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <regex>
+#include <sstream>
 
 #include "util/error.h"
 #include "util/spelling.h"
@@ -16,7 +17,10 @@ class HelpFormatter : public CLI::Formatter {
   HelpFormatter() { column_width(28); }
 
   std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
-    return "usage: " + name + " [options]\n\n" + app->get_description() + "\n" + make_groups(app, mode);
+    std::string groups = make_groups(app, mode);
+    for (size_t at; (at = groups.find("\n\n\n")) != std::string::npos;) groups.erase(at, 1);  // one blank line between groups
+    if (groups.empty() || groups.back() != '\n') groups += '\n';
+    return "usage: " + name + " [options]\n\n" + app->get_description() + "\n" + groups;
   }
 
   // One long name: the config keys' '-' spellings (--d-model) are accepted but not listed.
@@ -35,7 +39,27 @@ class HelpFormatter : public CLI::Formatter {
     if (opt->get_required()) out += " (required)";
     if (!opt->get_default_str().empty()) out += " (default: " + opt->get_default_str() + ")";
     if (opt->get_expected_max() >= CLI::detail::expected_max_vector_size) out += " [repeatable]";
-    return out;
+    return wrap(out);
+  }
+
+ private:
+  // Breaks a long help text into lines of at most 72 characters (CLI11 indents the lines after the first).
+  static std::string wrap(const std::string& text) {
+    std::string out, line, word;
+    std::istringstream words(text);
+    while (words >> word) {
+      if (!line.empty() && utf8_length(line) + 1 + utf8_length(word) > 72) {
+        out += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line;
+  }
+  static size_t utf8_length(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
   }
 };
 
@@ -76,6 +100,18 @@ bool Command::read(int argc, char** argv) {
   const std::string see = " (see `yoke " + name_ + " --help`)";
   std::vector<std::string> args;  // CLI11 takes them last first
   for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);
+  // An unknown option explains a missing required one (`--mdoel x`), so it is reported first.
+  auto reject_extras = [&] {
+    for (const auto& extra : remaining()) {
+      if (extra.rfind("-", 0) != 0) throw InputError("unexpected argument '" + extra + "'" + see);
+      const std::string name = extra.substr(0, extra.find('='));
+      std::vector<std::string> names;
+      for (const CLI::Option* o : get_options())
+        for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+      const std::string best = closest_name(name, names);
+      throw InputError("unknown option " + name + (best.empty() ? "" : " (did you mean " + best + "?)") + see);
+    }
+  };
   try {
     parse(args);
   } catch (const CLI::CallForHelp&) {
@@ -94,18 +130,13 @@ bool Command::read(int argc, char** argv) {
     std::string what = e.what();
     if (auto colon = what.find(": "); colon != std::string::npos && what.rfind("--", 0) == 0) what.erase(colon, 1);
     throw InputError(what + see);
+  } catch (const CLI::RequiredError& e) {
+    reject_extras();
+    throw InputError(e.what() + see);
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what() + see);
   }
-  for (const auto& extra : remaining()) {
-    if (extra.rfind("-", 0) != 0) throw InputError("unexpected argument '" + extra + "'" + see);
-    const std::string name = extra.substr(0, extra.find('='));
-    std::vector<std::string> names;
-    for (const CLI::Option* o : get_options())
-      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
-    const std::string best = closest_name(name, names);
-    throw InputError("unknown option " + name + (best.empty() ? "" : " (did you mean " + best + "?)") + see);
-  }
+  reject_extras();
   return true;
 }
 
