@@ -59,14 +59,14 @@ int main(int argc, char** argv) {
   yoke::use_passive_omp_wait(argv);
   int rounds = 5, steps = 4, threads = 0;
   int64_t tokens = 2048;
-  std::string tie = "all";
+  Tie tie = Tie::all;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--rounds") rounds = std::atoi(argv[i + 1]);
     else if (k == "--steps") steps = std::atoi(argv[i + 1]);
     else if (k == "--tokens") tokens = std::atoll(argv[i + 1]);
     else if (k == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (k == "--tie") tie = argv[i + 1];
+    else if (k == "--tie") tie = parse_enum<Tie>("--tie", argv[i + 1]);
     else { std::fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -77,10 +77,10 @@ int main(int argc, char** argv) {
   cfg.joint_vocab = true;
   cfg.tie = tie;
   const auto batches = bench::synthetic_batches(steps, tokens, 8000, 7);
-  const char* estimators[] = {"dot", "l2", "square", "distance", "cosine"};
+  const std::vector<std::string> estimators = names_of<Estimator>();
   std::map<std::string, Runner> runners;
-  for (const char* e : estimators) {
-    cfg.output = e;
+  for (const std::string& e : estimators) {
+    cfg.output = parse_enum<Estimator>("output", e);
     at::manual_seed(1);
     Runner r;
     r.model = build_model(cfg);
@@ -92,12 +92,12 @@ int main(int argc, char** argv) {
     runners.emplace(e, std::move(r));
   }
   std::fprintf(stderr, "estimators: %d rounds × %d steps of ~%lld tokens per side, tie %s, %d threads\n", rounds, steps,
-               (long long)tokens, tie.c_str(), threads);
+               (long long)tokens, name_of(tie), threads);
   for (int round = 0; round < rounds; ++round) {
     // Each round starts with the next estimator, so none always runs first or after the same one.
-    const int count = int(std::size(estimators));
+    const int count = int(estimators.size());
     for (int k = 0; k < count; ++k) {
-      const char* e = estimators[(round + k) % count];
+      const std::string& e = estimators[(round + k) % count];
       auto& r = runners.at(e);
       const auto t0 = std::chrono::steady_clock::now();
       int64_t round_tokens = 0;
@@ -112,15 +112,15 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "  round %d/%d done\n", round + 1, rounds);
   }
-  nlohmann::json out = {{"benchmark", "estimators"}, {"tie", tie}, {"threads", threads}, {"rounds", rounds},
+  nlohmann::json out = {{"benchmark", "estimators"}, {"tie", name_of(tie)}, {"threads", threads}, {"rounds", rounds},
                         {"steps", steps}, {"tokens_per_side", tokens}};
   const double dot_rate = runners.at("dot").median_rate();
   const double dot_mean = double(runners.at("dot").tokens) / runners.at("dot").seconds;
   std::printf("%-10s %12s %10s %14s\n", "output", "tokens/s", "vs dot", "mean vs dot");
-  for (const char* e : estimators) {
+  for (const std::string& e : estimators) {
     const auto& r = runners.at(e);
     const double rate = r.median_rate(), mean = double(r.tokens) / r.seconds;
-    std::printf("%-10s %12.0f %10.3f %14.3f\n", e, rate, rate / dot_rate, mean / dot_mean);
+    std::printf("%-10s %12.0f %10.3f %14.3f\n", e.c_str(), rate, rate / dot_rate, mean / dot_mean);
     out["tokens_per_s"][e] = rate;
     out["ratio_to_dot"][e] = rate / dot_rate;
     out["mean_ratio_to_dot"][e] = mean / dot_mean;

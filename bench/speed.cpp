@@ -63,7 +63,7 @@ std::shared_ptr<Transformer> reference_model(const ModelSize& m, const at::Devic
   Config cfg;
   cfg.src_vocab_size = cfg.tgt_vocab_size = int(m.vocab);
   cfg.joint_vocab = true;
-  cfg.tie = "all";
+  cfg.tie = Tie::all;
   cfg.d_model = int(m.dim);
   cfg.encoder_layers = cfg.decoder_layers = int(m.layers);
   cfg.heads = int(m.heads);

@@ -66,8 +66,8 @@ nlohmann::json analyze_model(const LoadedModel& m, const std::string& out_dir, c
   const fs::path dir(out_dir);
   fs::create_directories(dir);
   nlohmann::json j;
-  j["estimator"] = estimator_name(emb.spec().output);
-  j["tie"] = tie_name(emb.spec().tie);
+  j["estimator"] = name_of(emb.spec().output);
+  j["tie"] = name_of(emb.spec().tie);
   j["identity"] = identity_fraction(emb.spec().output, emb.output());
   j["normality_max_logit"] = normality_max_logit(emb.spec().output, emb.output(), o.random_probes, o.seed);
   const auto gap = tying_gap(emb);

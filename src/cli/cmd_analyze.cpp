@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "analysis/analyze_model.h"
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "experiment/pictures.h"
 #include "util/error.h"
 
@@ -25,34 +25,37 @@ std::string number(const nlohmann::json& v, const char* format = "%.4f") {
 }  // namespace
 
 int cmd_analyze(int argc, char** argv) {
-  Args args("analyze",
-            "Measures a trained model's word matrices and writes into --out:\n"
-            "  norms.svg      histogram of embedding-row norms, one sample per distinct matrix\n"
-            "  pca.svg        source and target rows on the top-2 principal components of their union\n"
-            "  analysis.json  identity and normality of the output estimator, tying gap (untied\n"
-            "                 target/output only), norm statistics, estimator, tie, pictures written\n"
-            "  grad_paths.svg share of the embedding gradient through the output projection per\n"
-            "                 update, when the model was trained with log_grad_paths = true\n"
-            "PNG copies are written too when rsvg-convert, inkscape or ImageMagick is installed.\n"
-            "Special ids (pad, unk, bos, eos) are left out of every measurement.\n\n"
-            "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis",
-            {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
-             {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
-             {"out", "DIR", "where to write the pictures and analysis.json (created if missing)"},
-             {"probes", "N", "random unit vectors h for the normality maximum", "1000"},
-             {"seed", "N", "seed of those random vectors", "1"},
-             {"threads", "N", "CPU threads", "all cores"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
-  const std::string out = args.require("out");
+  Command cmd("analyze",
+              "Measures a trained model's word matrices and writes into --out:\n"
+              "  norms.svg      histogram of embedding-row norms, one sample per distinct matrix\n"
+              "  pca.svg        source and target rows on the top-2 principal components of their union\n"
+              "  analysis.json  identity and normality of the output estimator, tying gap (untied\n"
+              "                 target/output only), norm statistics, estimator, tie, pictures written\n"
+              "  grad_paths.svg share of the embedding gradient through the output projection per\n"
+              "                 update, when the model was trained with log_grad_paths = true\n"
+              "PNG copies are written too when rsvg-convert, inkscape or ImageMagick is installed.\n"
+              "Special ids (pad, unk, bos, eos) are left out of every measurement.\n\n"
+              "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis");
+  ModelOptions model;
+  add_model_options(cmd, model, /*with_device=*/false);
+  std::string out;
   AnalyzeOptions options;
-  options.random_probes = args.get_int("probes");
-  options.seed = uint64_t(args.get_int("seed"));
-  if (options.random_probes < 0) throw InputError("yoke analyze: --probes must not be negative");
+  int seed = 1, threads = 0;
+  cmd.add_option("--out", out, "where to write the pictures and analysis.json (created if missing)")
+      ->type_name("DIR")
+      ->required();
+  add_value(cmd, "--probes", options.random_probes, "N", "random unit vectors h for the normality maximum")
+      ->capture_default_str();
+  add_value(cmd, "--seed", seed, "N", "seed of those random vectors")->capture_default_str();
+  CLI::Option* threads_given = add_threads_option(cmd, threads);
+  if (!cmd.read(argc, argv)) return 0;
+  if (*threads_given) at::set_num_threads(threads);
+  options.seed = uint64_t(seed);
+  if (options.random_probes < 0) throw InputError("--probes must not be negative");
 
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "");  // on the CPU: the analyses are O(V·d)
+  auto m = load_model(model.dir, model.checkpoint);  // on the CPU: the analyses are O(V·d)
   nlohmann::json j = analyze_model(m, out, options);
-  if (draw_gradient_paths((fs::path(args.require("model")) / "metrics.jsonl").string(),
+  if (draw_gradient_paths((fs::path(model.dir) / "metrics.jsonl").string(),
                           (fs::path(out) / "grad_paths.svg").string()))
     j["pictures"].push_back("grad_paths.svg");
 

@@ -2,8 +2,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "train/average.h"
 
 namespace fs = std::filesystem;
@@ -11,15 +11,16 @@ namespace fs = std::filesystem;
 namespace yoke::cli {
 
 int cmd_average(int argc, char** argv) {
-  Args args("average",
-            "Averages the weights of the last N numbered checkpoints (checkpoint_u<update>.ykp) of a model\n"
-            "into one checkpoint; translate with it via `yoke translate --checkpoint checkpoint_avg.ykp`.",
-            {{"model", "DIR", "model directory"},
-             {"last", "N", "how many of the newest checkpoints", "5"},
-             {"out", "NAME", "output file name in DIR", "checkpoint_avg.ykp"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  const std::string dir = args.require("model"), out = args.get("out");
-  const int n = std::max(1, args.get_int("last"));
+  Command cmd("average",
+              "Averages the weights of the last N numbered checkpoints (checkpoint_u<update>.ykp) of a model\n"
+              "into one checkpoint; translate with it via `yoke translate --checkpoint checkpoint_avg.ykp`.");
+  std::string dir, out = "checkpoint_avg.ykp";
+  int last = 5;
+  cmd.add_option("--model", dir, "model directory")->type_name("DIR")->required();
+  add_value(cmd, "--last", last, "N", "how many of the newest checkpoints")->capture_default_str();
+  cmd.add_option("--out", out, "output file name in DIR")->type_name("NAME")->capture_default_str();
+  if (!cmd.read(argc, argv)) return 0;
+  const int n = std::max(1, last);
   const auto used = average_checkpoints(dir, n, out);
   if (int(used.size()) < n) std::cerr << "note: only " << used.size() << " numbered checkpoints, averaged all of them\n";
   std::cerr << "averaged " << used.size() << " checkpoints (" << fs::path(used.front()).filename().string() << " … "

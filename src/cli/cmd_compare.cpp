@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "eval/bootstrap.h"
 #include "text/corpus.h"
 #include "util/error.h"
@@ -12,26 +12,29 @@
 namespace yoke::cli {
 
 int cmd_compare(int argc, char** argv) {
-  Args args("compare",
-            "Paired bootstrap resampling (Koehn 2004) of the BLEU difference between two systems' outputs\n"
-            "for the same references. p is the share of resampled test sets on which B is not better than\n"
-            "A (ties count half): small p means B is significantly better; about 0.5 means no difference.",
-            {{"hyp-a", "FILE", "system A's output (the baseline)"},
-             {"hyp-b", "FILE", "system B's output"},
-             {"ref", "FILE", "the references"},
-             {"samples", "N", "bootstrap samples", "1000"},
-             {"seed", "S", "resampling seed", "12345"},
-             {"lowercase", "", "case-insensitive BLEU"},
-             {"json", "", "print one JSON object"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  const auto a = read_lines(args.require("hyp-a")), b = read_lines(args.require("hyp-b")), ref = read_lines(args.require("ref"));
-  for (const auto& [name, lines] : {std::pair<const char*, const std::vector<std::string>*>{"hyp-a", &a}, {"hyp-b", &b}})
+  Command cmd("compare",
+              "Paired bootstrap resampling (Koehn 2004) of the BLEU difference between two systems' outputs\n"
+              "for the same references. p is the share of resampled test sets on which B is not better than\n"
+              "A (ties count half): small p means B is significantly better; about 0.5 means no difference.");
+  std::string hyp_a, hyp_b, ref_path;
+  int samples = 1000;
+  uint64_t seed = 12345;
+  bool lowercase = false, json = false;
+  cmd.add_option("--hyp-a", hyp_a, "system A's output (the baseline)")->type_name("FILE")->required();
+  cmd.add_option("--hyp-b", hyp_b, "system B's output")->type_name("FILE")->required();
+  cmd.add_option("--ref", ref_path, "the references")->type_name("FILE")->required();
+  add_value(cmd, "--samples", samples, "N", "bootstrap samples")->capture_default_str();
+  add_value(cmd, "--seed", seed, "S", "resampling seed")->capture_default_str();
+  cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
+  cmd.add_flag("--json", json, "print one JSON object");
+  if (!cmd.read(argc, argv)) return 0;
+  const auto a = read_lines(hyp_a), b = read_lines(hyp_b), ref = read_lines(ref_path);
+  for (const auto& [name, lines] : {std::pair<const std::string*, const std::vector<std::string>*>{&hyp_a, &a}, {&hyp_b, &b}})
     if (lines->size() != ref.size())
-      throw InputError(args.get(name) + " has " + std::to_string(lines->size()) + " lines but " + args.get("ref") + " has " +
+      throw InputError(*name + " has " + std::to_string(lines->size()) + " lines but " + ref_path + " has " +
                        std::to_string(ref.size()));
-  const auto r = paired_bootstrap_bleu(a, b, ref, args.get_int("samples"), uint64_t(std::stoull(args.get("seed"))),
-                                       args.flag("lowercase"));
-  if (args.flag("json")) {
+  const auto r = paired_bootstrap_bleu(a, b, ref, samples, seed, lowercase);
+  if (json) {
     std::printf("%s\n", nlohmann::json{{"bleu_a", r.bleu_a}, {"bleu_b", r.bleu_b}, {"delta", r.delta},
                                        {"p_value", r.p_value}, {"samples", r.samples}}.dump().c_str());
   } else {

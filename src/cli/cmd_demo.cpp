@@ -2,8 +2,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "experiment/runner.h"
 #include "text/corpus.h"
 #include "text/prepare.h"
@@ -15,17 +15,23 @@ namespace fs = std::filesystem;
 namespace yoke::cli {
 
 int cmd_demo(int argc, char** argv) {
-  Args args("demo",
-            "The whole pipeline on a toy language pair the demo generates itself (a bilingual lexicon,\n"
-            "shared numbers and names, SVO→SOV word order): corpus → SentencePiece → three Transformers\n"
-            "(untied, three-way tied, three-way tied with the cosine estimator) → beam search → BLEU/chrF\n"
-            "→ a report with the table and pictures. Re-running continues where it stopped.",
-            {{"out", "DIR", "working directory", "demo-run"},
-             {"minutes", "M", "training time of each of the three models", "1.5"},
-             {"threads", "N", "CPU threads", "all cores"},
-             {"set", "KEY=VALUE", "override a training config key", "", true}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  const fs::path out = args.get("out");
+  Command cmd("demo",
+              "The whole pipeline on a toy language pair the demo generates itself (a bilingual lexicon,\n"
+              "shared numbers and names, SVO→SOV word order): corpus → SentencePiece → three Transformers\n"
+              "(untied, three-way tied, three-way tied with the cosine estimator) → beam search → BLEU/chrF\n"
+              "→ a report with the table and pictures. Re-running continues where it stopped.");
+  std::string out_dir = "demo-run", minutes = "1.5";
+  int threads = 0;
+  std::vector<std::string> overrides;
+  cmd.add_option("--out", out_dir, "working directory")->type_name("DIR")->capture_default_str();
+  cmd.add_option("--minutes", minutes, "training time of each of the three models")
+      ->type_name("M")
+      ->check(real_number())
+      ->capture_default_str();
+  CLI::Option* threads_given = add_threads_option(cmd, threads);
+  add_overrides_option(cmd, overrides, "override a training config key");
+  if (!cmd.read(argc, argv)) return 0;
+  const fs::path out = out_dir;
   const fs::path corpus = out / "corpus", data = out / "data", experiment = out / "experiment";
   fs::create_directories(out);
 
@@ -49,18 +55,18 @@ int cmd_demo(int argc, char** argv) {
                          "[base]\ndata = " << data.string() << "\n"
                          "d_model = 128\nheads = 4\nffn_dim = 512\nencoder_layers = 2\ndecoder_layers = 2\n"
                          "max_tokens = 2048\nlr = 2e-3\nwarmup = 300\nvalid_interval = 150\nvalid_bleu_sentences = 200\n"
-                         "log_interval = 25\nmax_minutes = " << args.get("minutes") << "\n\n"
+                         "log_interval = 25\nmax_minutes = " << minutes << "\n\n"
                          "[variant none]\ntie = none\n\n"
                          "[variant all]\ntie = all\n\n"
                          "[variant all-cosine]\ntie = all\noutput = cosine\n";
-  std::cerr << "[3/3] experiment " << grid.string() << ": 3 models × " << args.get("minutes")
+  std::cerr << "[3/3] experiment " << grid.string() << ": 3 models × " << minutes
             << " minutes of training, then translation, scoring, analysis and the report (Ctrl-C saves, re-run resumes)"
             << std::endl;
   ExperimentOptions o;
   o.grid_path = grid.string();
   o.out_dir = experiment.string();
-  o.overrides = args.all("set");
-  if (args.has("threads")) o.threads = args.get_int("threads");
+  o.overrides = overrides;
+  if (*threads_given) o.threads = threads;
   install_stop_handlers();
   if (int rc = run_experiment(o, std::cerr); rc != 0) return rc;
 

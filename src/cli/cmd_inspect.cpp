@@ -8,8 +8,8 @@
 #include "align/pair_data.h"
 #include "align/pairing.h"
 #include "analysis/neighbours.h"
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "train/model_store.h"
 #include "util/error.h"
 
@@ -30,31 +30,32 @@ int find_piece(const Vocab& v, const std::string& word) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  Args args("inspect",
-            "For each source word given, prints its vocabulary piece, the target word it is paired with\n"
-            "(tie = shared-private: category, shared dimensions, alignment score) and its nearest target\n"
-            "words by cosine between its source row and the target embedding rows.\n\n"
-            "example: yoke inspect --model runs/sp-ende --word man --word dog --top 5",
-            {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
-             {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
-             {"word", "W", "source word or subword piece (repeatable)", "", true},
-             {"top", "K", "nearest target words to list", "5"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  if (args.all("word").empty()) throw InputError("give at least one --word");
-  const std::string dir = args.require("model");
-  auto m = load_model(dir, args.has("checkpoint") ? args.get("checkpoint") : "");
+  Command cmd("inspect",
+              "For each source word given, prints its vocabulary piece, the target word it is paired with\n"
+              "(tie = shared-private: category, shared dimensions, alignment score) and its nearest target\n"
+              "words by cosine between its source row and the target embedding rows.\n\n"
+              "example: yoke inspect --model runs/sp-ende --word man --word dog --top 5");
+  ModelOptions model;
+  add_model_options(cmd, model, /*with_device=*/false);
+  std::vector<std::string> words_asked;
+  int64_t top = 5;
+  add_repeated(cmd, "--word", words_asked, "W", "source word or subword piece");
+  add_value(cmd, "--top", top, "K", "nearest target words to list")->capture_default_str();
+  if (!cmd.read(argc, argv)) return 0;
+  if (words_asked.empty()) throw InputError("give at least one --word");
+  const std::string dir = model.dir;
+  auto m = load_model(dir, model.checkpoint);
   const auto& emb = *m.model->embeddings;
   if (!emb.source()) throw InputError("inspect needs a translation model (this one has no source side)");
   const at::Tensor src = emb.source()->full().detach(), tgt = emb.target().full().detach();
 
   std::vector<WordPair> pairs;
   PairingInput words;
-  if (m.config.tie == "shared-private") {
+  if (m.config.tie == Tie::shared_private) {
     words = vocabulary_words(dir);
     pairs = read_pairs((fs::path(dir) / "pairs.tsv").string(), words);
   }
-  const int64_t top = args.get_int("top");
-  for (const auto& w : args.all("word")) {
+  for (const auto& w : words_asked) {
     const int id = find_piece(m.src_vocab, w);
     if (id < 0) {
       std::printf("%s: not in the source vocabulary (pieces: ", w.c_str());
@@ -64,7 +65,7 @@ int cmd_inspect(int argc, char** argv) {
     }
     std::printf("%s  (source piece %s, id %d, ‖e‖ = %.3f)\n", w.c_str(), m.src_vocab.piece(id).c_str(), id,
                 src[id].norm().item<double>());
-    if (m.config.tie == "shared-private") {
+    if (m.config.tie == Tie::shared_private) {
       const WordPair* pair = nullptr;
       for (const auto& p : pairs) if (p.src_id == id) pair = &p;
       if (!pair) {

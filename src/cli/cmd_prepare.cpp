@@ -1,60 +1,52 @@
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "text/prepare.h"
 #include "util/error.h"
 
 namespace yoke::cli {
 
 int cmd_prepare(int argc, char** argv) {
-  Args args("prepare",
-            "Reads parallel text (plain or .gz), trains SentencePiece (one joint model or one per side), and\n"
-            "writes the vocabularies, binarized train/valid sets and raw reference copies into --out.\n"
-            "Empty pairs and training pairs longer than --max-len subwords are dropped and counted.\n\n"
-            "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
-            "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
-            "Language models (task = lm) take one monolingual text per split:\n"
-            "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en",
-            {{"train-src", "FILE", "training source text"},
-             {"train-tgt", "FILE", "training target text"},
-             {"valid-src", "FILE", "validation source text"},
-             {"valid-tgt", "FILE", "validation target text"},
-             {"test", "NAME:SRC:TGT", "a test set kept as raw text for scoring (with --lm: NAME:TEXT)", "", true},
-             {"lm", "", "monolingual text for a language model: --train, --valid, --test NAME:TEXT"},
-             {"train", "FILE", "training text (with --lm)"},
-             {"valid", "FILE", "validation text (with --lm)"},
-             {"out", "DIR", "data directory to write"},
-             {"joint", "", "one vocabulary for both languages (needed for tie = all / src-tgt)"},
-             {"vocab-size", "N", "vocabulary size (joint, or each side)", "8000"},
-             {"src-vocab-size", "N", "source vocabulary size (separate vocabularies)", "vocab-size"},
-             {"tgt-vocab-size", "N", "target vocabulary size (separate vocabularies)", "vocab-size"},
-             {"model-type", "bpe|unigram", "SentencePiece model type", "bpe"},
-             {"max-len", "N", "drop training pairs with more subwords on a side", "250"},
-             {"seed", "N", "seed for SentencePiece's sentence sampling", "1"},
-             {"threads", "N", "threads for encoding", "2"}});
-  if (!args.parse(argc, argv, 2)) return 0;
+  Command cmd("prepare",
+              "Reads parallel text (plain or .gz), trains SentencePiece (one joint model or one per side), and\n"
+              "writes the vocabularies, binarized train/valid sets and raw reference copies into --out.\n"
+              "Empty pairs and training pairs longer than --max-len subwords are dropped and counted.\n\n"
+              "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
+              "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
+              "Language models (task = lm) take one monolingual text per split:\n"
+              "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en");
   PrepareOptions o;
-  o.lm = args.flag("lm");
-  if (o.lm) {
-    o.train_tgt = args.require("train");
-    o.valid_tgt = args.require("valid");
-  } else {
-    o.train_src = args.require("train-src");
-    o.train_tgt = args.require("train-tgt");
-    o.valid_src = args.require("valid-src");
-    o.valid_tgt = args.require("valid-tgt");
-  }
-  o.out_dir = args.require("out");
-  o.joint = args.flag("joint");
-  o.vocab_size = args.get_int("vocab-size");
-  o.src_vocab_size = args.has("src-vocab-size") ? args.get_int("src-vocab-size") : 0;
-  o.tgt_vocab_size = args.has("tgt-vocab-size") ? args.get_int("tgt-vocab-size") : 0;
-  o.model_type = args.get("model-type");
-  o.max_len = size_t(args.get_int("max-len"));
-  o.seed = uint64_t(args.get_int("seed"));
-  o.threads = args.get_int("threads");
-  for (const auto& t : args.all("test")) {
+  std::vector<std::string> tests;
+  int max_len = 250, seed = 1;
+  o.joint = false;  // separate vocabularies unless --joint
+  auto* train_src = cmd.add_option("--train-src", o.train_src, "training source text")->type_name("FILE");
+  auto* train_tgt = cmd.add_option("--train-tgt", o.train_tgt, "training target text")->type_name("FILE");
+  auto* valid_src = cmd.add_option("--valid-src", o.valid_src, "validation source text")->type_name("FILE");
+  auto* valid_tgt = cmd.add_option("--valid-tgt", o.valid_tgt, "validation target text")->type_name("FILE");
+  add_repeated(cmd, "--test", tests, "NAME:SRC:TGT", "a test set kept as raw text for scoring (with --lm: NAME:TEXT)");
+  cmd.add_flag("--lm", o.lm, "monolingual text for a language model: --train, --valid, --test NAME:TEXT");
+  auto* train = cmd.add_option("--train", o.train_tgt, "training text (with --lm)")->type_name("FILE");
+  auto* valid = cmd.add_option("--valid", o.valid_tgt, "validation text (with --lm)")->type_name("FILE");
+  cmd.add_option("--out", o.out_dir, "data directory to write")->type_name("DIR")->required();
+  cmd.add_flag("--joint", o.joint, "one vocabulary for both languages (needed for tie = all / src-tgt)");
+  add_value(cmd, "--vocab-size", o.vocab_size, "N", "vocabulary size (joint, or each side)")->capture_default_str();
+  add_value(cmd, "--src-vocab-size", o.src_vocab_size, "N", "source vocabulary size (separate vocabularies)")
+      ->default_str("vocab-size");
+  add_value(cmd, "--tgt-vocab-size", o.tgt_vocab_size, "N", "target vocabulary size (separate vocabularies)")
+      ->default_str("vocab-size");
+  cmd.add_option("--model-type", o.model_type, "SentencePiece model type")->type_name("bpe|unigram")->capture_default_str();
+  add_value(cmd, "--max-len", max_len, "N", "drop training pairs with more subwords on a side")->capture_default_str();
+  add_value(cmd, "--seed", seed, "N", "seed for SentencePiece's sentence sampling")->capture_default_str();
+  add_value(cmd, "--threads", o.threads, "N", "threads for encoding")->capture_default_str();
+  if (!cmd.read(argc, argv)) return 0;
+  // Which inputs are required depends on --lm.
+  for (const CLI::Option* needed : o.lm ? std::vector<const CLI::Option*>{train, valid}
+                                        : std::vector<const CLI::Option*>{train_src, train_tgt, valid_src, valid_tgt})
+    cmd.require(needed);
+  o.max_len = size_t(max_len);
+  o.seed = uint64_t(seed);
+  for (const auto& t : tests) {
     if (o.lm) {
       const auto a = t.find(':');
       if (a == std::string::npos) throw InputError("yoke prepare --lm: --test expects NAME:TEXT, got '" + t + "'");

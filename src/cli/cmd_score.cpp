@@ -1,24 +1,26 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "eval/score_files.h"
 
 namespace yoke::cli {
 
 int cmd_score(int argc, char** argv) {
-  Args args("score",
-            "Scores a hypothesis file against a reference file (one sentence per line) exactly as\n"
-            "sacreBLEU 2.6 does with its defaults: BLEU (13a tokenizer, exponential smoothing), chrF\n"
-            "(character order 6, beta 2) and chrF++ (word order 2).",
-            {{"hyp", "FILE", "system output"},
-             {"ref", "FILE", "reference translations"},
-             {"lowercase", "", "case-insensitive scores"},
-             {"json", "", "print one JSON object (bleu, chrf, chrf_pp, precisions, bp, sys_len, ref_len)"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  auto j = score_files(args.require("hyp"), args.require("ref"), args.flag("lowercase"));
-  if (args.flag("json")) {
+  Command cmd("score",
+              "Scores a hypothesis file against a reference file (one sentence per line) exactly as\n"
+              "sacreBLEU 2.6 does with its defaults: BLEU (13a tokenizer, exponential smoothing), chrF\n"
+              "(character order 6, beta 2) and chrF++ (word order 2).");
+  std::string hyp, ref;
+  bool lowercase = false, json = false;
+  cmd.add_option("--hyp", hyp, "system output")->type_name("FILE")->required();
+  cmd.add_option("--ref", ref, "reference translations")->type_name("FILE")->required();
+  cmd.add_flag("--lowercase", lowercase, "case-insensitive scores");
+  cmd.add_flag("--json", json, "print one JSON object (bleu, chrf, chrf_pp, precisions, bp, sys_len, ref_len)");
+  if (!cmd.read(argc, argv)) return 0;
+  auto j = score_files(hyp, ref, lowercase);
+  if (json) {
     std::cout << j.dump() << std::endl;
     return 0;
   }

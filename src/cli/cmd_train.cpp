@@ -1,20 +1,22 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/config_args.h"
+#include "cli/config_options.h"
 #include "decode/translator.h"
 #include "train/trainer.h"
 
 namespace yoke::cli {
 
 int cmd_train(int argc, char** argv) {
-  auto ca = parse_config_args(argc, argv, 2, "train",
-                              "Trains a model on a data directory from `yoke prepare`. Checkpoints, metrics.jsonl and the\n"
-                              "vocabularies go to save_dir; if save_dir already holds checkpoint_last.ykp the run resumes\n"
-                              "from it exactly. Ctrl-C saves a checkpoint and stops (a second Ctrl-C exits at once).");
-  if (ca.help) return 0;
+  Command cmd("train",
+              "Trains a model on a data directory from `yoke prepare`. Checkpoints, metrics.jsonl and the\n"
+              "vocabularies go to save_dir; if save_dir already holds checkpoint_last.ykp the run resumes\n"
+              "from it exactly. Ctrl-C saves a checkpoint and stops (a second Ctrl-C exits at once).");
+  ConfigOptions config(cmd);
+  if (!cmd.read(argc, argv) || config.print_requested_table()) return 0;
+  const Config cfg = config.read();
   install_stop_handlers();
-  auto r = train(ca.config, std::cerr, greedy_validation_decode);
+  auto r = train(cfg, std::cerr, greedy_validation_decode);
   return r.stop_reason == "interrupted" ? 130 : 0;
 }
 

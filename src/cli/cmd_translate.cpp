@@ -1,8 +1,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
 #include "train/model_store.h"
@@ -12,40 +12,38 @@
 namespace yoke::cli {
 
 int cmd_translate(int argc, char** argv) {
-  Args args("translate",
-            "Translates raw text, one sentence per line, with a trained model; output is detokenized\n"
-            "text in input order. Reads --input (plain or .gz) or standard input.",
-            {{"model", "DIR", "model directory (the save_dir of `yoke train`)"},
-             {"checkpoint", "NAME", "checkpoint file in DIR", "checkpoint_best.ykp, else checkpoint_last.ykp"},
-             {"device", "D", "cpu, cuda or auto (a GPU when there is one)", "cpu"},
-             {"input", "FILE", "source text", "standard input"},
-             {"output", "FILE", "where to write translations", "standard output"},
-             {"beam", "N", "beam size; 1 = greedy", "5"},
-             {"lenpen", "A", "length penalty: score = log p / length^A", "1.0"},
-             {"max-len-a", "A", "at most A·source_length + B target tokens", "1.2"},
-             {"max-len-b", "B", "see --max-len-a", "10"},
-             {"batch-tokens", "N", "source tokens × beam per batch", "6000"},
-             {"threads", "N", "CPU threads", "all cores"}});
-  if (!args.parse(argc, argv, 2)) return 0;
-  if (args.has("threads")) at::set_num_threads(args.get_int("threads"));
-  auto m = load_model(args.require("model"), args.has("checkpoint") ? args.get("checkpoint") : "", args.get("device"));
-  std::vector<std::string> lines = read_lines(args.has("input") ? args.get("input") : "/dev/stdin");
+  Command cmd("translate",
+              "Translates raw text, one sentence per line, with a trained model; output is detokenized\n"
+              "text in input order. Reads --input (plain or .gz) or standard input.");
+  ModelOptions model;
+  add_model_options(cmd, model, /*with_device=*/true);
+  std::string input = "/dev/stdin", output;
   SearchOptions so;
-  so.beam = args.get_int("beam");
-  so.lenpen = args.get_double("lenpen");
-  so.max_len_a = args.get_double("max-len-a");
-  so.max_len_b = args.get_int("max-len-b");
-  if (so.beam < 1) throw InputError("yoke translate: --beam must be at least 1");
+  int batch_tokens = 6000, threads = 0;
+  cmd.add_option("--input", input, "source text")->type_name("FILE")->default_str("standard input");
+  CLI::Option* output_given =
+      cmd.add_option("--output", output, "where to write translations")->type_name("FILE")->default_str("standard output");
+  add_value(cmd, "--beam", so.beam, "N", "beam size; 1 = greedy")->capture_default_str();
+  add_value(cmd, "--lenpen", so.lenpen, "A", "length penalty: score = log p / length^A")->capture_default_str();
+  add_value(cmd, "--max-len-a", so.max_len_a, "A", "at most A·source_length + B target tokens")->capture_default_str();
+  add_value(cmd, "--max-len-b", so.max_len_b, "B", "see --max-len-a")->capture_default_str();
+  add_value(cmd, "--batch-tokens", batch_tokens, "N", "source tokens × beam per batch")->capture_default_str();
+  CLI::Option* threads_given = add_threads_option(cmd, threads);
+  if (!cmd.read(argc, argv)) return 0;
+  if (*threads_given) at::set_num_threads(threads);
+  auto m = load_model(model.dir, model.checkpoint, model.device);
+  std::vector<std::string> lines = read_lines(input);
+  if (so.beam < 1) throw InputError("--beam must be at least 1");
   Progress bar("translate", double(lines.size()), "sent", 30.0);
-  auto out = translate_text(*m.model, m.src_vocab, m.tgt_vocab, lines, so, args.get_int("batch-tokens"),
+  auto out = translate_text(*m.model, m.src_vocab, m.tgt_vocab, lines, so, batch_tokens,
                             [&](size_t done) { bar.update(double(done)); });
   bar.finish();
   std::ofstream file;
-  if (args.has("output")) {
-    file.open(args.get("output"));
-    if (!file) throw input_error(args.get("output"), 0, "cannot write");
+  if (*output_given) {
+    file.open(output);
+    if (!file) throw input_error(output, 0, "cannot write");
   }
-  std::ostream& os = args.has("output") ? file : std::cout;
+  std::ostream& os = *output_given ? file : std::cout;
   for (const auto& s : out) os << s << '\n';
   std::cerr << "translated " << lines.size() << " sentences in " << format_duration(bar.elapsed_s()) << " ("
             << (bar.elapsed_s() > 0 ? double(lines.size()) / bar.elapsed_s() : 0) << " sentences/s) with "

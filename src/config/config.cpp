@@ -2,41 +2,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <set>
+#include <type_traits>
 
 #include "util/error.h"
+#include "util/spelling.h"
 
 namespace yoke {
 namespace {
 
-// One place lists every key: setting, printing and serialising all walk this list.
+// Calls f(name, field, declared_choices) for every key, in the order of config_keys.h.
 template <class C, class F>
 void visit_fields(C& c, F&& f) {
-  f("task", c.task); f("data", c.data); f("save_dir", c.save_dir);
-  f("src_vocab_size", c.src_vocab_size); f("tgt_vocab_size", c.tgt_vocab_size);
-  f("joint_vocab", c.joint_vocab); f("lm_block", c.lm_block);
-  f("encoder_layers", c.encoder_layers); f("decoder_layers", c.decoder_layers);
-  f("d_model", c.d_model); f("heads", c.heads); f("ffn_dim", c.ffn_dim);
-  f("dropout", c.dropout); f("attention_dropout", c.attention_dropout);
-  f("activation_dropout", c.activation_dropout); f("norm", c.norm);
-  f("positions", c.positions); f("max_positions", c.max_positions);
-  f("tie", c.tie); f("output", c.output); f("embed_scale", c.embed_scale);
-  f("factored_rank", c.factored_rank); f("cross_layer", c.cross_layer);
-  f("input_grad_scale", c.input_grad_scale);
-  f("lambda_lm", c.lambda_lm); f("lambda_wf", c.lambda_wf); f("lambda_ur", c.lambda_ur);
-  f("pairs", c.pairs);
-  f("max_tokens", c.max_tokens); f("update_freq", c.update_freq); f("lr", c.lr);
-  f("warmup", c.warmup); f("adam_beta1", c.adam_beta1); f("adam_beta2", c.adam_beta2);
-  f("adam_eps", c.adam_eps); f("weight_decay", c.weight_decay);
-  f("label_smoothing", c.label_smoothing); f("clip_norm", c.clip_norm);
-  f("max_epochs", c.max_epochs); f("max_updates", c.max_updates); f("max_minutes", c.max_minutes);
-  f("seed", c.seed); f("threads", c.threads); f("device", c.device); f("amp", c.amp);
-  f("valid_interval", c.valid_interval); f("valid_bleu", c.valid_bleu);
-  f("valid_bleu_sentences", c.valid_bleu_sentences); f("patience", c.patience);
-  f("early_stop_metric", c.early_stop_metric); f("save_interval", c.save_interval);
-  f("keep_last", c.keep_last); f("log_interval", c.log_interval); f("log_grad_paths", c.log_grad_paths);
-  f("beam", c.beam); f("lenpen", c.lenpen); f("max_len_a", c.max_len_a); f("max_len_b", c.max_len_b);
+#define YOKE_VISIT_FIELD(name, type, default_value, choices, help) f(#name, c.name, choices);
+#define YOKE_SKIP_SECTION(title)
+  YOKE_CONFIG_KEYS(YOKE_SKIP_SECTION, YOKE_VISIT_FIELD)
+#undef YOKE_VISIT_FIELD
+#undef YOKE_SKIP_SECTION
 }
 
 std::string trim(const std::string& s) {
@@ -44,51 +28,87 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-InputError bad(const std::string& where, const std::string& msg) {
-  return InputError(where.empty() ? msg : where + ": " + msg);
+std::string at_origin(const std::string& where) { return where.empty() ? "" : " — " + where; }
+
+std::vector<std::string> split_choices(const char* declared) {
+  std::vector<std::string> out;
+  std::string s = declared;
+  for (size_t start = 0; !s.empty() && start <= s.size();) {
+    const size_t bar = std::min(s.find('|', start), s.size());
+    out.push_back(s.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return out;
 }
 
-void parse_into(const std::string& v, std::string& out, const std::string&, const std::string&) { out = v; }
-void parse_into(const std::string& v, int& out, const std::string& key, const std::string& where) {
+// Each parse_value reads a key's text into its field; on failure it returns what was expected.
+std::string parse_value(const std::string& v, std::string& out, const char* choices) {
+  const auto allowed = split_choices(choices);
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) return join_names(allowed);
+  out = v;
+  return "";
+}
+std::string parse_value(const std::string& v, int& out, const char*) {
   size_t used = 0;
   try { out = std::stoi(v, &used); } catch (...) { used = 0; }
-  if (used != v.size() || v.empty()) throw bad(where, key + " expects a whole number, got '" + v + "'");
+  return used == v.size() && !v.empty() ? "" : "a whole number";
 }
-void parse_into(const std::string& v, double& out, const std::string& key, const std::string& where) {
+std::string parse_value(const std::string& v, double& out, const char*) {
   size_t used = 0;
   try { out = std::stod(v, &used); } catch (...) { used = 0; }
-  if (used != v.size() || v.empty() || !std::isfinite(out))
-    throw bad(where, key + " expects a number, got '" + v + "'");
+  return used == v.size() && !v.empty() && std::isfinite(out) ? "" : "a number";
 }
-void parse_into(const std::string& v, bool& out, const std::string& key, const std::string& where) {
+std::string parse_value(const std::string& v, bool& out, const char*) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") out = true;
   else if (v == "false" || v == "0" || v == "no" || v == "off") out = false;
-  else throw bad(where, key + " expects true or false, got '" + v + "'");
+  else return "true or false";
+  return "";
+}
+template <class E, class = std::enable_if_t<is_config_enum<E>::value>>
+std::string parse_value(const std::string& v, E& out, const char*) {
+  if (auto e = enum_from_name<E>(v)) { out = *e; return ""; }
+  return join_names(names_of<E>());
 }
 
-void require_one_of(const std::string& key, const std::string& v, std::initializer_list<const char*> ok) {
-  std::string list;
-  for (const char* o : ok) {
-    if (v == o) return;
-    list += std::string(list.empty() ? "" : ", ") + o;
-  }
-  throw InputError(key + " = '" + v + "' is not one of: " + list);
+// The description of a key for the help and the README.
+std::string type_of(const int&, const char*) { return "integer"; }
+std::string type_of(const double&, const char*) { return "number"; }
+std::string type_of(const bool&, const char*) { return "boolean"; }
+std::string type_of(const std::string&, const char* choices) { return *choices ? "choice" : "text"; }
+template <class E, class = std::enable_if_t<is_config_enum<E>::value>>
+std::string type_of(const E&, const char*) { return "choice"; }
+
+std::vector<std::string> choices_of(const std::string&, const char* choices) { return split_choices(choices); }
+template <class T>
+std::vector<std::string> choices_of(const T&, const char*) {
+  if constexpr (is_config_enum<T>::value) return names_of<T>();
+  else return {};
 }
 
-// Edit distance, for "did you mean" on misspelt keys.
-size_t distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t prev = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] != b[j - 1])});
-      prev = cur;
-    }
+std::string text_of(const std::string& v) { return v; }
+std::string text_of(int v) { return std::to_string(v); }
+std::string text_of(bool v) { return v ? "true" : "false"; }
+std::string text_of(double v) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {  // the shortest form that reads back the same
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
   }
-  return row[b.size()];
+  return buf;
+}
+template <class E, class = std::enable_if_t<is_config_enum<E>::value>>
+std::string text_of(E v) { return name_of(v); }
+
+template <class T>
+nlohmann::json json_of(const T& v) {
+  if constexpr (is_config_enum<T>::value) return name_of(v);
+  else return v;
+}
+
+template <class T>
+void read_json(const nlohmann::json& j, const char* name, T& out) {
+  if constexpr (is_config_enum<T>::value) out = parse_enum<T>(name, j.get<std::string>());
+  else j.get_to(out);
 }
 
 }  // namespace
@@ -97,48 +117,79 @@ void Config::set(const std::string& key, const std::string& value, const std::st
   bool found = false;
   std::string k = key;
   std::replace(k.begin(), k.end(), '-', '_');
-  visit_fields(*this, [&](const char* name, auto& field) {
-    if (k == name) { parse_into(value, field, k, where); found = true; }
+  visit_fields(*this, [&](const char* name, auto& field, const char* choices) {
+    if (k != name) return;
+    found = true;
+    if (const std::string expected = parse_value(value, field, choices); !expected.empty())
+      throw InputError(k + " = " + value + ": expected " + expected + at_origin(where));
   });
   if (found) return;
-  std::string best;
-  size_t best_d = 4;
-  for (const auto& name : keys())
-    if (size_t d = distance(k, name); d < best_d) { best_d = d; best = name; }
-  throw bad(where, "unknown key '" + key + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") +
-                       "; `yoke train --help` lists the keys");
+  std::vector<std::string> names;
+  for (const auto& info : config_keys()) names.push_back(info.name);
+  const std::string best = closest_name(k, names);
+  throw InputError("unknown key '" + key + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+                   "; `yoke train --help` lists the keys" + at_origin(where));
 }
 
-std::vector<std::string> Config::keys() {
-  std::vector<std::string> out;
-  Config c;
-  visit_fields(c, [&](const char* name, auto&) { out.push_back(name); });
+const std::vector<ConfigKey>& config_keys() {
+  static const std::vector<ConfigKey> keys = [] {
+    std::vector<ConfigKey> out;
+    std::string section;
+    const Config defaults;
+#define YOKE_SECTION(title) section = title;
+#define YOKE_DESCRIBE(name, type, default_value, choices, help)                                             \
+  out.push_back({#name, section, type_of(defaults.name, choices), text_of(defaults.name),                   \
+                 choices_of(defaults.name, choices), help});
+    YOKE_CONFIG_KEYS(YOKE_SECTION, YOKE_DESCRIBE)
+#undef YOKE_SECTION
+#undef YOKE_DESCRIBE
+    return out;
+  }();
+  return keys;
+}
+
+std::string config_keys_markdown() {
+  auto cell = [](std::string s) {
+    for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
+    return s;
+  };
+  std::string out = "| key | type | default | meaning |\n| --- | --- | --- | --- |\n", section;
+  for (const auto& k : config_keys()) {
+    if (k.section != section) out += "| **" + (section = k.section) + "** | | | |\n";
+    std::string type = k.type;
+    if (!k.choices.empty()) {
+      type = "";
+      for (const auto& c : k.choices) type += (type.empty() ? "`" : ", `") + c + "`";
+    }
+    out += "| `" + k.name + "` | " + cell(type) + " | " + (k.default_value.empty() ? "" : "`" + k.default_value + "`") +
+           " | " + cell(k.help) + " |\n";
+  }
   return out;
 }
 
 nlohmann::json Config::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  visit_fields(*this, [&](const char* name, const auto& field) { j[name] = field; });
+  visit_fields(*this, [&](const char* name, const auto& field, const char*) { j[name] = json_of(field); });
   return j;
 }
 
 Config Config::from_json(const nlohmann::json& j) {
   Config c;
-  visit_fields(c, [&](const char* name, auto& field) {
-    if (j.contains(name)) j.at(name).get_to(field);
+  visit_fields(c, [&](const char* name, auto& field, const char*) {
+    if (j.contains(name)) read_json(j.at(name), name, field);
   });
   return c;
 }
 
 void Config::validate() const {
-  require_one_of("task", task, {"translate", "lm"});
-  require_one_of("norm", norm, {"pre", "post"});
-  require_one_of("positions", positions, {"sinusoidal", "learned"});
-  require_one_of("tie", tie, {"none", "decoder", "all", "src-tgt", "shared-private"});
-  require_one_of("output", output, {"dot", "l2", "square", "distance", "cosine"});
-  require_one_of("embed_scale", embed_scale, {"sqrt", "1"});
-  require_one_of("device", device, {"cpu", "cuda", "auto"});
-  require_one_of("early_stop_metric", early_stop_metric, {"bleu", "loss"});
+  // Text keys set in code rather than read: their values must still be allowed ones.
+  visit_fields(*this, [](const char* name, const auto& field, const char* choices) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>) {
+      std::string copy;
+      if (const std::string expected = parse_value(field, copy, choices); !expected.empty())
+        throw InputError(std::string(name) + " = " + field + ": expected " + expected);
+    }
+  });
   auto positive = [](const char* k, double v) {
     if (!(v > 0)) throw InputError(std::string(k) + " must be positive, got " + std::to_string(v));
   };
@@ -153,7 +204,7 @@ void Config::validate() const {
   if (label_smoothing < 0 || label_smoothing >= 1) throw InputError("label_smoothing must be in [0, 1)");
   if (factored_rank < 0) throw InputError("factored_rank must be >= 0");
   if (lm_block < 0) throw InputError("lm_block must be >= 0 (0 = one sentence per row)");
-  if (task == "lm" && lm_block >= max_positions)
+  if (task == Task::lm && lm_block >= max_positions)
     throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
                      std::to_string(max_positions) + ")");
   for (double l : {lambda_lm, lambda_wf, lambda_ur})
@@ -175,7 +226,7 @@ Config load_config_file(const std::string& path) {
     if (eq == std::string::npos) throw input_error(path, no, "expected 'key = value', got '" + line + "'");
     std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-    cfg.set(key, value, path + ":" + std::to_string(no));
+    cfg.set(key, value, path + " line " + std::to_string(no));
   }
   return cfg;
 }
@@ -183,7 +234,7 @@ Config load_config_file(const std::string& path) {
 void apply_overrides(Config& cfg, const std::vector<std::string>& overrides, const std::string& where) {
   for (const auto& kv : overrides) {
     auto eq = kv.find('=');
-    if (eq == std::string::npos) throw bad(where, "expected key=value, got '" + kv + "'");
+    if (eq == std::string::npos) throw InputError("expected key=value, got '" + kv + "'" + at_origin(where));
     cfg.set(trim(kv.substr(0, eq)), trim(kv.substr(eq + 1)), where);
   }
 }

@@ -6,26 +6,6 @@
 
 namespace yoke {
 
-Estimator parse_estimator(const std::string& name) {
-  if (name == "dot") return Estimator::dot;
-  if (name == "l2") return Estimator::l2;
-  if (name == "square") return Estimator::square;
-  if (name == "distance") return Estimator::distance;
-  if (name == "cosine") return Estimator::cosine;
-  throw InputError("output = '" + name + "' is not one of: dot, l2, square, distance, cosine");
-}
-
-const char* estimator_name(Estimator e) {
-  switch (e) {
-    case Estimator::dot: return "dot";
-    case Estimator::l2: return "l2";
-    case Estimator::square: return "square";
-    case Estimator::distance: return "distance";
-    case Estimator::cosine: return "cosine";
-  }
-  return "?";
-}
-
 at::Tensor estimate_logits(Estimator e, const WordMatrix& u, const at::Tensor& h) {
   auto scores = u.project(h);  // w_i·h for every i
   switch (e) {

@@ -6,16 +6,10 @@
 //   cosine    ℓ_i = w_i·h / ‖w_i‖
 // Norms are taken from the live weights on every call, so they carry gradient.
 #pragma once
-#include <string>
-
+#include "config/enums.h"
 #include "embed/word_matrix.h"
 
 namespace yoke {
-
-enum class Estimator { dot, l2, square, distance, cosine };
-
-Estimator parse_estimator(const std::string& name);
-const char* estimator_name(Estimator);
 
 // Guards the norm of an all-zero row (the padding row): its logit stays finite.
 constexpr double kNormFloor = 1e-6;

@@ -7,55 +7,35 @@
 
 namespace yoke {
 
-Tie parse_tie(const std::string& name) {
-  if (name == "none") return Tie::none;
-  if (name == "decoder") return Tie::decoder;
-  if (name == "all") return Tie::all;
-  if (name == "src-tgt") return Tie::src_tgt;
-  if (name == "shared-private") return Tie::shared_private;
-  throw InputError("tie = '" + name + "' is not one of: none, decoder, all, src-tgt, shared-private");
-}
-
-const char* tie_name(Tie t) {
-  switch (t) {
-    case Tie::none: return "none";
-    case Tie::decoder: return "decoder";
-    case Tie::all: return "all";
-    case Tie::src_tgt: return "src-tgt";
-    case Tie::shared_private: return "shared-private";
-  }
-  return "?";
-}
-
 EmbeddingSpec EmbeddingSpec::from_config(const Config& c) {
   EmbeddingSpec s;
-  s.tie = parse_tie(c.tie);
-  s.output = parse_estimator(c.output);
-  s.src_vocab = c.task == "lm" ? 0 : c.src_vocab_size;
+  s.tie = c.tie;
+  s.output = c.output;
+  s.src_vocab = c.task == Task::lm ? 0 : c.src_vocab_size;
   s.tgt_vocab = c.tgt_vocab_size;
   s.joint_vocab = c.joint_vocab;
   s.dim = c.d_model;
   s.factored_rank = c.factored_rank;
   s.scale_by_sqrt_dim = c.embed_scale == "sqrt";
   s.input_grad_scale = c.input_grad_scale;
-  if (s.tgt_vocab <= 0 || (c.task != "lm" && s.src_vocab <= 0))
+  if (s.tgt_vocab <= 0 || (c.task != Task::lm && s.src_vocab <= 0))
     throw InputError("vocabulary sizes unknown: give `data = DIR` (from `yoke prepare`) or set "
                      "src_vocab_size and tgt_vocab_size");
   const bool sharing_across_languages = s.tie == Tie::all || s.tie == Tie::src_tgt;
-  if (c.task == "lm") {
+  if (c.task == Task::lm) {
     // A language model has one vocabulary: tying its input and output (decoder) is tying all.
     if (s.tie == Tie::decoder) s.tie = Tie::all;
     if (s.tie != Tie::none && s.tie != Tie::all)
-      throw InputError("tie = '" + c.tie + "' has no meaning for a language model: use none or all");
+      throw InputError("tie = '" + std::string(name_of(c.tie)) + "' has no meaning for a language model: use none or all");
   } else if (sharing_across_languages && (!s.joint_vocab || s.src_vocab != s.tgt_vocab)) {
-    throw InputError("tie = " + c.tie + " shares one matrix between source and target, which needs one "
+    throw InputError("tie = " + std::string(name_of(c.tie)) + " shares one matrix between source and target, which needs one "
                      "joint vocabulary (here: " + std::to_string(s.src_vocab) + " source and " +
                      std::to_string(s.tgt_vocab) + " target entries" + (s.joint_vocab ? "" : ", separate") +
                      "). Prepare the data with `yoke prepare --joint` (one SentencePiece model for both "
                      "languages), or use tie = decoder or none");
   }
   if (s.tie == Tie::shared_private) {
-    if (c.task == "lm") throw InputError("tie = shared-private needs a source language: not for task = lm");
+    if (c.task == Task::lm) throw InputError("tie = shared-private needs a source language: not for task = lm");
     if (c.factored_rank > 0) throw InputError("tie = shared-private does not combine with factored_rank");
     if (c.pairs.empty())
       throw InputError("tie = shared-private needs `pairs = FILE`, the word pairs from `yoke pair --data DIR --out FILE`");

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "config/enums.h"
 #include "embed/estimator.h"
 #include "embed/shared_private.h"
 #include "embed/word_matrix.h"
@@ -19,11 +20,6 @@
 namespace yoke {
 
 struct Config;
-
-enum class Tie { none, decoder, all, src_tgt, shared_private };
-
-Tie parse_tie(const std::string& name);
-const char* tie_name(Tie);
 
 struct EmbeddingSpec {
   Tie tie = Tie::decoder;

@@ -59,7 +59,7 @@ Config Grid::run_config(const GridVariant& variant, int seed, const std::vector<
     for (size_t i = 0; i < section->settings.size(); ++i)
       cfg.set(section->settings[i].first, section->settings[i].second, section->where[i]);
   cfg.seed = seed;
-  apply_overrides(cfg, overrides, "--set");
+  apply_overrides(cfg, overrides, "command line");
   return cfg;
 }
 

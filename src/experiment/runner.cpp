@@ -136,7 +136,7 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
                            {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
                            {"updates", tr.updates}, {"stop_reason", tr.stop_reason}, {"config", cfg.to_json()},
                            {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
-  result["tests"] = cfg.task == "lm" ? perplexity_of_tests(cfg, checkpoint, log)
+  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, checkpoint, log)
                                      : translate_and_score(grid, cfg, dir, checkpoint, log);
   if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);
   // Written last: its presence is what marks the run as done.
@@ -173,7 +173,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
   ReportInput in;
   in.title = grid.title;
   in.baseline = grid.baseline;
-  if (!grid.variants.empty() && grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == "lm")
+  if (!grid.variants.empty() && grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == Task::lm)
     in.metric = "ppl";
   std::vector<fs::path> run_dirs;
   for (const auto& v : grid.variants) {

@@ -16,7 +16,7 @@ ModelSpec ModelSpec::from_config(const Config& c) {
   s.layer.attention_dropout = c.attention_dropout;
   s.layer.activation_dropout = c.activation_dropout;
   s.layer.pre_norm = c.norm == "pre";
-  s.language_model = c.task == "lm";
+  s.language_model = c.task == Task::lm;
   s.encoder_layers = s.language_model ? 0 : c.encoder_layers;
   s.decoder_layers = c.decoder_layers;
   s.max_positions = c.max_positions;

@@ -56,7 +56,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   auto ckpt = load_checkpoint(m.checkpoint);
   m.config = Config::from_json(ckpt.meta.at("config"));
   // Training copies the pair file into the model directory: the model needs nothing else.
-  if (m.config.tie == "shared-private") m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
+  if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
   m.model = build_model(m.config, dir);
   std::map<std::string, at::Tensor> weights;
   for (auto& [name, t] : ckpt.tensors)
@@ -67,7 +67,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   m.model->to(where);
   m.model->eval();
   m.tgt_vocab = Vocab::load(target_vocab_path(dir));
-  m.src_vocab = m.config.task == "lm" ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
+  m.src_vocab = m.config.task == Task::lm ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
   return m;
 }
 

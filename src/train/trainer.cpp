@@ -96,7 +96,7 @@ class Trainer {
 
  private:
   void load_data();
-  bool lm() const { return cfg_.task == "lm"; }
+  bool lm() const { return cfg_.task == Task::lm; }
   bool blocks() const { return lm() && cfg_.lm_block > 0; }
   // A batch on the training device; the real target positions are found on the host, so the
   // step never waits on the GPU to count them.
@@ -255,7 +255,7 @@ TrainResult Trainer::run() {
   if (device_.is_cuda()) compat::allow_tf32();
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
-  if (cfg_.tie == "shared-private") {
+  if (cfg_.tie == Tie::shared_private) {
     const auto copy = fs::path(cfg_.save_dir) / "pairs.tsv";
     if (!fs::exists(cfg_.pairs)) throw input_error(cfg_.pairs, 0, "pair file not found (make it with `yoke pair`)");
     if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) fs::copy_file(cfg_.pairs, copy, fs::copy_options::overwrite_existing);
@@ -274,7 +274,7 @@ TrainResult Trainer::run() {
   const int64_t total = opt_->params().numel();
   char summary[240];
   std::snprintf(summary, sizeof summary, "model: %lld parameters | Emb. %lld | Red. %.1f%% | tie %s | output %s | %zu training %s",
-                (long long)total, (long long)counts.emb, 100 * counts.red(), cfg_.tie.c_str(), cfg_.output.c_str(), train_.size(),
+                (long long)total, (long long)counts.emb, 100 * counts.red(), name_of(cfg_.tie), name_of(cfg_.output), train_.size(),
                 blocks() ? "blocks" : lm() ? "sentences" : "pairs");
   log_ << summary << std::endl;
   if (device_.is_cuda()) log_ << "device: cuda" << (cfg_.amp ? " (bf16 autocast, fp32 weights, TF32)" : " (fp32, TF32)") << std::endl;

@@ -20,7 +20,7 @@ namespace {
 #define SKIP_WITHOUT_CUDA() \
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA: this LibTorch is CPU-only or no GPU is visible"
 
-Config small_config(const std::string& tie, const std::string& output) {
+Config small_config(Tie tie, Estimator output) {
   return tiny_config(tie, output, {/*vocab=*/40, /*d_model=*/32, /*heads=*/4, /*ffn=*/64});
 }
 
@@ -47,10 +47,10 @@ Batch copy_batch(int64_t rows, int64_t len, uint64_t seed) {
 TEST(Cuda, SameLossOnCpuAndGpu) {
   SKIP_WITHOUT_CUDA();
   at::globalContext().setFloat32MatmulPrecision("highest");  // fp32 against fp32 first
-  for (const char* output : {"dot", "l2", "cosine"}) {
+  for (Estimator output : {Estimator::dot, Estimator::l2, Estimator::cosine}) {
     at::manual_seed(5);
-    auto cpu = build_model(small_config("all", output));
-    auto gpu = build_model(small_config("all", output));
+    auto cpu = build_model(small_config(Tie::all, output));
+    auto gpu = build_model(small_config(Tie::all, output));
     load_module_state(*gpu, module_state(*cpu), "cpu model");
     gpu->to(at::Device(at::kCUDA));
     cpu->eval();
@@ -58,14 +58,14 @@ TEST(Cuda, SameLossOnCpuAndGpu) {
     const Batch b = copy_batch(8, 10, 3);
     const double on_cpu = batch_loss(*cpu, b, 0.1).loss.item<double>();
     const double on_gpu = batch_loss(*gpu, batch_to_device(b, at::Device(at::kCUDA)), 0.1).loss.item<double>();
-    EXPECT_NEAR(on_gpu, on_cpu, 1e-4 * std::abs(on_cpu)) << output;
+    EXPECT_NEAR(on_gpu, on_cpu, 1e-4 * std::abs(on_cpu)) << name_of(output);
     compat::Autocast bf16(at::Device(at::kCUDA), true);
     const double mixed = batch_loss(*gpu, batch_to_device(b, at::Device(at::kCUDA)), 0.1).loss.item<double>();
-    EXPECT_NEAR(mixed, on_cpu, 2e-2 * std::abs(on_cpu)) << output << " under bf16 autocast";
+    EXPECT_NEAR(mixed, on_cpu, 2e-2 * std::abs(on_cpu)) << name_of(output) << " under bf16 autocast";
   }
 }
 
-class CudaTieOutput : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class CudaTieOutput : public ::testing::TestWithParam<std::tuple<Tie, Estimator>> {};
 
 TEST_P(CudaTieOutput, TrainsUnderBf16Autocast) {
   SKIP_WITHOUT_CUDA();
@@ -95,14 +95,15 @@ TEST_P(CudaTieOutput, TrainsUnderBf16Autocast) {
   }
   const double last = loss_now().loss.item<double>();
   EXPECT_TRUE(std::isfinite(last));
-  EXPECT_LT(last, 0.8 * first) << tie << " × " << output;
+  EXPECT_LT(last, 0.8 * first) << name_of(tie) << " × " << name_of(output);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCombinations, CudaTieOutput,
-                         ::testing::Combine(::testing::Values("none", "decoder", "all", "src-tgt"),
-                                            ::testing::Values("dot", "l2", "square", "distance", "cosine")),
+                         ::testing::Combine(::testing::Values(Tie::none, Tie::decoder, Tie::all, Tie::src_tgt),
+                                            ::testing::Values(Estimator::dot, Estimator::l2, Estimator::square,
+                                                              Estimator::distance, Estimator::cosine)),
                          [](const auto& info) {
-                           auto name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           auto name = std::string(name_of(std::get<0>(info.param))) + "_" + name_of(std::get<1>(info.param));
                            for (auto& ch : name) if (ch == '-') ch = '_';
                            return name;
                          });

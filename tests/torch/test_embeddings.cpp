@@ -53,7 +53,7 @@ TEST_P(EstimatorLogits, MatchTheFormula) {
   auto h = at::randn({5, 6});
   auto got = emb.logits(h).to(at::kDouble);
   auto want = direct_logits(GetParam(), emb.output().full().detach(), h);
-  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << estimator_name(GetParam());
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << name_of(GetParam());
 }
 
 TEST_P(EstimatorLogits, FactoredMatrixMatchesItsProduct) {
@@ -158,7 +158,7 @@ TEST(GradientPaths, UntiedMatricesHaveNoCrossTerm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEstimators, EstimatorLogits, ::testing::ValuesIn(kEstimators),
-                         [](const auto& info) { return std::string(estimator_name(info.param)); });
+                         [](const auto& info) { return std::string(name_of(info.param)); });
 
 TEST(InputGradScale, ScalesOnlyTheLookupPath) {
   auto spec = small_spec(Tie::all, Estimator::dot);
@@ -199,7 +199,7 @@ TEST(EstimatorProperties, IdentityHoldsForL2AndCosine) {
     for (int64_t k = 1; k < 50; ++k) {
       // h = w_k (for l2 the matrix is the normalized one, so h = w_k/‖w_k‖).
       auto h = e == Estimator::l2 ? (w[k] / w[k].norm()).unsqueeze(0) : w[k].unsqueeze(0);
-      EXPECT_EQ(emb.logits(h).argmax(-1).item<int64_t>(), k) << estimator_name(e) << " k=" << k;
+      EXPECT_EQ(emb.logits(h).argmax(-1).item<int64_t>(), k) << name_of(e) << " k=" << k;
     }
   }
 }
@@ -252,7 +252,7 @@ TEST(Sharing, TiedRolesAreOneObject) {
     WordEmbeddings e(small_spec(t, Estimator::dot));
     int64_t n = 0;
     for (auto& p : e.parameters()) n += p.numel();
-    EXPECT_EQ(n, count_embeddings(e.spec()).emb) << tie_name(t);
+    EXPECT_EQ(n, count_embeddings(e.spec()).emb) << name_of(t);
   }
 }
 
@@ -297,7 +297,7 @@ TEST(Accounting, Seed003Tables) {
 
 TEST(Sharing, ThreeWayNeedsAJointVocabulary) {
   Config c;
-  c.tie = "all";
+  c.tie = Tie::all;
   c.src_vocab_size = 8000;
   c.tgt_vocab_size = 9000;
   c.joint_vocab = false;
@@ -308,6 +308,6 @@ TEST(Sharing, ThreeWayNeedsAJointVocabulary) {
     EXPECT_NE(std::string(e.what()).find("joint"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--joint"), std::string::npos) << e.what();
   }
-  c.tie = "decoder";
+  c.tie = Tie::decoder;
   EXPECT_NO_THROW(EmbeddingSpec::from_config(c));
 }

@@ -25,10 +25,10 @@ namespace {
 
 Config tiny_lm(int vocab) {
   Config c;
-  c.task = "lm";
+  c.task = Task::lm;
   c.tgt_vocab_size = c.src_vocab_size = vocab;
   c.joint_vocab = true;
-  c.tie = "all";
+  c.tie = Tie::all;
   c.d_model = 32;
   c.heads = 2;
   c.ffn_dim = 64;

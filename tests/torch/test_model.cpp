@@ -82,7 +82,7 @@ TEST(Search, BeamOfOneEqualsGreedy) {
 
 TEST(Search, BatchingDoesNotChangeOutput) {
   at::manual_seed(5);
-  auto model = build_model(tiny_config("decoder", "cosine"));
+  auto model = build_model(tiny_config(Tie::decoder, Estimator::cosine));
   model->eval();
   std::vector<std::vector<int>> sources;
   auto src = random_source(9, 10, 24, 6);
@@ -181,13 +181,13 @@ TEST(FlatAdam, MatchesTextbookAdam) {
 TEST(Checkpoint, RoundTripsAModel) {
   const auto path = std::filesystem::temp_directory_path() / "yoke_ckpt_test.ykp";
   at::manual_seed(11);
-  auto a = build_model(tiny_config("none", "l2"));
+  auto a = build_model(tiny_config(Tie::none, Estimator::l2));
   Checkpoint c;
   c.meta = {{"hello", 1}};
   for (auto& [k, t] : module_state(*a)) c.tensors[k] = t;
   save_checkpoint(path.string(), c);
   at::manual_seed(12);
-  auto b = build_model(tiny_config("none", "l2"));
+  auto b = build_model(tiny_config(Tie::none, Estimator::l2));
   auto loaded = load_checkpoint(path.string());
   load_module_state(*b, loaded.tensors, path.string());
   EXPECT_EQ(loaded.meta.at("hello"), 1);
@@ -196,7 +196,7 @@ TEST(Checkpoint, RoundTripsAModel) {
 }
 
 // Every tie × output combination trains: loss on a fixed copy task goes down.
-class TieOutputTrains : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class TieOutputTrains : public ::testing::TestWithParam<std::tuple<Tie, Estimator>> {};
 
 TEST_P(TieOutputTrains, LossGoesDown) {
   auto [tie, output] = GetParam();
@@ -228,14 +228,15 @@ TEST_P(TieOutputTrains, LossGoesDown) {
   }
   const double last = loss_now().loss.item<double>();
   EXPECT_TRUE(std::isfinite(last));
-  EXPECT_LT(last, 0.8 * first) << tie << " × " << output;
+  EXPECT_LT(last, 0.8 * first) << name_of(tie) << " × " << name_of(output);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCombinations, TieOutputTrains,
-                         ::testing::Combine(::testing::Values("none", "decoder", "all", "src-tgt"),
-                                            ::testing::Values("dot", "l2", "square", "distance", "cosine")),
+                         ::testing::Combine(::testing::Values(Tie::none, Tie::decoder, Tie::all, Tie::src_tgt),
+                                            ::testing::Values(Estimator::dot, Estimator::l2, Estimator::square,
+                                                              Estimator::distance, Estimator::cosine)),
                          [](const auto& info) {
-                           std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           std::string n = std::string(name_of(std::get<0>(info.param))) + "_" + name_of(std::get<1>(info.param));
                            for (auto& ch : n) if (ch == '-') ch = '_';
                            return n;
                          });

@@ -183,7 +183,7 @@ TEST_P(SharedPrivateEstimators, TrainsAndStaysShared) {
   }
   const double last = loss_now().item<double>();
   EXPECT_TRUE(std::isfinite(last));
-  EXPECT_LT(last, 0.8 * first) << estimator_name(GetParam());
+  EXPECT_LT(last, 0.8 * first) << name_of(GetParam());
   auto src = emb.source()->full(), tgt = emb.target().full();
   EXPECT_TRUE(at::equal(src[4].narrow(0, 0, 9), tgt[5].narrow(0, 0, 9)));
 }
@@ -191,4 +191,4 @@ TEST_P(SharedPrivateEstimators, TrainsAndStaysShared) {
 INSTANTIATE_TEST_SUITE_P(AllEstimators, SharedPrivateEstimators,
                          ::testing::Values(Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance,
                                            Estimator::cosine),
-                         [](const auto& info) { return std::string(estimator_name(info.param)); });
+                         [](const auto& info) { return std::string(name_of(info.param)); });

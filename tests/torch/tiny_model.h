@@ -1,7 +1,5 @@
 // The small encoder-decoder configurations the model tests build: joint vocabulary, no dropout.
 #pragma once
-#include <string>
-
 #include "config/config.h"
 
 namespace yoke::test {
@@ -10,7 +8,7 @@ struct TinySize {
   int vocab = 24, d_model = 16, heads = 2, ffn = 32;
 };
 
-inline Config tiny_config(const std::string& tie = "all", const std::string& output = "dot", TinySize size = {}) {
+inline Config tiny_config(Tie tie = Tie::all, Estimator output = Estimator::dot, TinySize size = {}) {
   Config c;
   c.src_vocab_size = c.tgt_vocab_size = size.vocab;
   c.joint_vocab = true;

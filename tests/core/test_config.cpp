@@ -1,0 +1,142 @@
+// The config table: enum names round-trip, values are checked where they are read and errors
+// name their origin, JSON keeps the names (so old checkpoints load), and every key is described.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.h"
+#include "util/error.h"
+
+using namespace yoke;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <class E>
+void expect_round_trip(std::initializer_list<E> all) {
+  EXPECT_EQ(names_of<E>().size(), all.size());
+  for (E e : all) {
+    EXPECT_EQ(enum_from_name<E>(name_of(e)), e) << name_of(e);
+    EXPECT_EQ(parse_enum<E>("key", name_of(e)), e);
+  }
+  EXPECT_FALSE(enum_from_name<E>("no-such-name").has_value());
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(ConfigEnums, NamesRoundTrip) {
+  expect_round_trip({Task::translate, Task::lm});
+  expect_round_trip({Tie::none, Tie::decoder, Tie::all, Tie::src_tgt, Tie::shared_private});
+  expect_round_trip({Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine});
+  EXPECT_STREQ(name_of(Tie::src_tgt), "src-tgt");
+  EXPECT_STREQ(name_of(Tie::shared_private), "shared-private");
+  EXPECT_EQ(error_of([] { parse_enum<Estimator>("output", "cos"); }),
+            "output = cos: expected dot, l2, square, distance, cosine");
+}
+
+TEST(ConfigEnums, SetFromTextParsesOnce) {
+  Config c;
+  c.set("tie", "shared-private");
+  c.set("output", "cosine");
+  c.set("task", "lm");
+  EXPECT_EQ(c.tie, Tie::shared_private);
+  EXPECT_EQ(c.output, Estimator::cosine);
+  EXPECT_EQ(c.task, Task::lm);
+}
+
+TEST(ConfigJson, WritesNamesAndReadsThemBack) {
+  Config c;
+  c.tie = Tie::src_tgt;
+  c.output = Estimator::l2;
+  c.task = Task::lm;
+  c.d_model = 64;
+  c.norm = "post";
+  const auto j = c.to_json();
+  EXPECT_EQ(j.at("tie"), "src-tgt");
+  EXPECT_EQ(j.at("output"), "l2");
+  EXPECT_EQ(j.at("task"), "lm");
+  const Config back = Config::from_json(j);
+  EXPECT_EQ(back.to_json(), j);
+  EXPECT_EQ(back.tie, Tie::src_tgt);
+}
+
+// A checkpoint's config as older versions wrote it (strings, a subset of today's keys).
+TEST(ConfigJson, ReadsAnOldCheckpointConfig) {
+  const auto j = nlohmann::json::parse(
+      R"({"task": "translate", "tie": "shared-private", "output": "cosine", "d_model": 128, "pairs": "p.tsv"})");
+  const Config c = Config::from_json(j);
+  EXPECT_EQ(c.tie, Tie::shared_private);
+  EXPECT_EQ(c.output, Estimator::cosine);
+  EXPECT_EQ(c.d_model, 128);
+  EXPECT_EQ(c.heads, Config{}.heads);  // missing keys keep their defaults
+  EXPECT_THROW(Config::from_json(nlohmann::json{{"tie", "three-way"}}), InputError);
+}
+
+TEST(ConfigErrors, BadValueFromAFileNamesFileAndLine) {
+  const auto path = (fs::temp_directory_path() / "yoke_config_test.conf").string();
+  std::ofstream(path) << "d_model = 32\n# a comment\n\ntie = al\n";
+  EXPECT_EQ(error_of([&] { load_config_file(path); }),
+            "tie = al: expected none, decoder, all, src-tgt, shared-private — " + path + " line 4");
+  std::ofstream(path) << "heads = two\n";
+  EXPECT_EQ(error_of([&] { load_config_file(path); }), "heads = two: expected a whole number — " + path + " line 1");
+  std::ofstream(path) << "norm = middle\n";
+  EXPECT_EQ(error_of([&] { load_config_file(path); }), "norm = middle: expected pre, post — " + path + " line 1");
+  std::ofstream(path) << "d_modle = 32\n";
+  EXPECT_NE(error_of([&] { load_config_file(path); }).find("did you mean 'd_model'"), std::string::npos);
+  fs::remove(path);
+}
+
+TEST(ConfigErrors, BadValueFromTheCommandLineSaysSo) {
+  Config c;
+  EXPECT_EQ(error_of([&] { apply_overrides(c, {"output=cos"}, "command line"); }),
+            "output = cos: expected dot, l2, square, distance, cosine — command line");
+  EXPECT_EQ(error_of([&] { c.set("valid_bleu", "maybe", "command line"); }),
+            "valid_bleu = maybe: expected true or false — command line");
+  EXPECT_EQ(error_of([&] { c.set("lr", "fast", "command line"); }), "lr = fast: expected a number — command line");
+  c.set("max-tokens", "300", "command line");  // '-' reads as '_'
+  EXPECT_EQ(c.max_tokens, 300);
+}
+
+TEST(ConfigErrors, ValidateChecksTextKeysSetInCode) {
+  Config c;
+  c.device = "tpu";
+  EXPECT_EQ(error_of([&] { c.validate(); }), "device = tpu: expected cpu, cuda, auto");
+  c.device = "cuda";
+  c.heads = 3;
+  EXPECT_NE(error_of([&] { c.validate(); }).find("divisible by heads"), std::string::npos);
+}
+
+TEST(ConfigKeys, EveryKeyIsDescribed) {
+  const auto json = Config{}.to_json();
+  ASSERT_EQ(config_keys().size(), json.size());
+  for (const auto& k : config_keys()) {
+    EXPECT_TRUE(json.contains(k.name)) << k.name;
+    EXPECT_FALSE(k.help.empty()) << k.name;
+    EXPECT_FALSE(k.section.empty()) << k.name;
+    EXPECT_EQ(k.type == "choice", !k.choices.empty()) << k.name;
+    // The default as described reads back as the default.
+    Config c;
+    c.set(k.name, k.default_value);
+    EXPECT_EQ(c.to_json().at(k.name), json.at(k.name)) << k.name;
+  }
+  const auto tie = std::find_if(config_keys().begin(), config_keys().end(), [](auto& k) { return k.name == "tie"; });
+  EXPECT_EQ(tie->choices, names_of<Tie>());
+  EXPECT_EQ(tie->default_value, "decoder");
+}
+
+TEST(ConfigKeys, MarkdownHasARowPerKey) {
+  const std::string md = config_keys_markdown();
+  EXPECT_EQ(md.rfind("| key | type | default | meaning |\n", 0), 0u);
+  for (const auto& k : config_keys()) EXPECT_NE(md.find("| `" + k.name + "` |"), std::string::npos) << k.name;
+  EXPECT_NE(md.find("| `tie` | `none`, `decoder`, `all`, `src-tgt`, `shared-private` | `decoder` |"), std::string::npos);
+}

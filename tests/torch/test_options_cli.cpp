@@ -1,0 +1,119 @@
+// The command line from the config table and CLI11: the README's key table is the program's,
+// `--help` lists every key, settings apply in command-line order, and usage errors name the
+// option or the origin of a bad value and exit with code 2.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "config/config.h"
+
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+// Runs a command that must fail with a usage error; returns its standard error.
+std::string usage_error(const std::vector<std::string>& args) {
+  const auto log = work_dir() / "usage.log";
+  EXPECT_EQ(run(args, log), 2) << slurp(log);
+  return slurp(log);
+}
+
+}  // namespace
+
+TEST(OptionsCli, ReadmeKeyTableIsTheProgramsOutput) {
+  const std::string readme = slurp(fs::path(YOKE_SOURCE_DIR) / "README.md");
+  const std::string begin = "<!-- config-keys:begin -->\n", end = "<!-- config-keys:end -->";
+  const auto a = readme.find(begin), b = readme.find(end);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  const std::string block = readme.substr(a + begin.size(), b - a - begin.size());
+  EXPECT_EQ(block, output_of({YOKE_BINARY, "train", "--keys-markdown"}))
+      << "README.md's config-keys block is stale: replace it with `build/yoke train --keys-markdown`";
+}
+
+TEST(OptionsCli, TrainHelpListsEveryKey) {
+  for (const char* command : {"train", "params"}) {
+    const std::string help = output_of({YOKE_BINARY, command, "--help"});
+    EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n", 0), 0u) << help;
+    // Help texts are wrapped: compare with runs of blanks made one space.
+    std::string flat;
+    for (char c : help) {
+      if (c == '\n' || c == ' ') { if (!flat.empty() && flat.back() != ' ') flat += ' '; }
+      else flat += c;
+    }
+    for (const auto& k : config_keys()) {
+      std::string placeholder = k.type == "integer" ? "INT" : k.type == "number" ? "NUMBER" : k.type == "boolean" ? "BOOL" : "TEXT";
+      if (!k.choices.empty()) {
+        placeholder = "{";
+        for (const auto& c : k.choices) placeholder += (placeholder.size() > 1 ? "," : "") + c;
+        placeholder += "}";
+      }
+      EXPECT_NE(flat.find("--" + k.name + " " + placeholder + " "), std::string::npos) << k.name;
+      EXPECT_NE(flat.find(k.help), std::string::npos) << k.name;
+      if (!k.default_value.empty())
+        EXPECT_NE(flat.find(k.help + " (default: " + k.default_value + ")"), std::string::npos) << k.name;
+      EXPECT_NE(flat.find(k.section + ":"), std::string::npos) << k.section;
+    }
+  }
+}
+
+TEST(OptionsCli, LaterSettingsWinInCommandLineOrder) {
+  const auto conf = work_dir() / "order.conf";
+  std::ofstream(conf) << "tie = none\noutput = cosine\nd_model = 64\nheads = 4\nsrc_vocab_size = 100\n"
+                         "tgt_vocab_size = 100\njoint_vocab = true\n";
+  auto tie_of = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {YOKE_BINARY, "params", "--json"});
+    return nlohmann::json::parse(output_of(args)).at("tie").get<std::string>();
+  };
+  EXPECT_EQ(tie_of({"--config", conf.string()}), "none");
+  EXPECT_EQ(tie_of({"--config", conf.string(), "--set", "tie=all", "--tie", "decoder"}), "decoder");
+  EXPECT_EQ(tie_of({"--tie", "decoder", "--config", conf.string(), "--set=tie=all"}), "all");  // the file comes first
+  EXPECT_EQ(tie_of({"--config", conf.string(), "--tie=all", "--set", "tie=src-tgt"}), "src-tgt");
+  const auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "params", "--config", conf.string(), "--json"}));
+  EXPECT_EQ(j.at("output"), "cosine");
+}
+
+TEST(OptionsCli, BadValuesNameTheirOrigin) {
+  const auto conf = work_dir() / "bad-tie.conf";
+  std::ofstream(conf) << "d_model = 32\n# the sharing scheme\ntie = al\n";
+  EXPECT_NE(usage_error({YOKE_BINARY, "train", "--config", conf.string()})
+                .find("yoke train: error: tie = al: expected none, decoder, all, src-tgt, shared-private — " +
+                      conf.string() + " line 3"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "train", "--tie", "al"})
+                .find("yoke train: error: tie = al: expected none, decoder, all, src-tgt, shared-private — command line"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "params", "--set", "output=cos"})
+                .find("output = cos: expected dot, l2, square, distance, cosine — command line"),
+            std::string::npos);
+}
+
+TEST(OptionsCli, UsageErrorsNameTheCommandAndOption) {
+  EXPECT_NE(usage_error({YOKE_BINARY, "translate", "--model", "m", "--bem", "3"})
+                .find("yoke translate: error: unknown option --bem (did you mean --beam?)"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "train", "--d_modle", "32"}).find("did you mean --d_model?"), std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "score", "--hyp", "h.txt"}).find("yoke score: error: --ref is required"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "translate", "--model", "m", "--beam", "abc"})
+                .find("yoke translate: error: --beam expects a whole number, got 'abc'"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "generate", "--model", "m", "--top-p", "most"})
+                .find("--top-p expects a number, got 'most'"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "average", "--model"}).find("--model needs a value (DIR)"), std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "prepare", "--lm", "--out", "x"}).find("--train is required"), std::string::npos);
+}
+
+TEST(OptionsCli, EveryCommandHasHelp) {
+  for (const char* command : {"demo", "prepare", "train", "translate", "score", "average", "align", "pair", "experiment",
+                              "compare", "analyze", "inspect", "eval-lm", "generate", "params"}) {
+    const std::string help = output_of({YOKE_BINARY, command, "--help"});
+    EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n\n", 0), 0u) << help;
+    EXPECT_NE(help.find("  -h, --help"), std::string::npos) << command;
+  }
+}
