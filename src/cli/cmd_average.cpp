@@ -5,6 +5,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "train/average.h"
+#include "util/error.h"
 
 namespace fs = std::filesystem;
 
@@ -19,7 +20,8 @@ int cmd_average(int argc, char** argv) {
              {"out", "NAME", "output file name in DIR", "checkpoint_avg.ykp"}});
   if (!args.parse(argc, argv, 2)) return 0;
   const std::string dir = args.require("model"), out = args.get("out");
-  const int n = std::max(1, args.get_int("last"));
+  const int n = args.get_int("last");
+  if (n < 1) throw InputError("yoke average: --last must be at least 1, got " + std::to_string(n));
   const auto used = average_checkpoints(dir, n, out);
   if (int(used.size()) < n) std::cerr << "note: only " << used.size() << " numbered checkpoints, averaged all of them\n";
   std::cerr << "averaged " << used.size() << " checkpoints (" << fs::path(used.front()).filename().string() << " … "

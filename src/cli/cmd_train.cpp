@@ -15,7 +15,7 @@ int cmd_train(int argc, char** argv) {
   if (ca.help) return 0;
   install_stop_handlers();
   auto r = train(ca.config, std::cerr, greedy_validation_decode);
-  return r.stop_reason == "interrupted" ? 130 : 0;
+  return r.stop_reason == "interrupted" ? 128 + stop_signal() : 0;
 }
 
 }  // namespace yoke::cli
