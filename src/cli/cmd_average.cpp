@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "train/average.h"
+#include "util/error.h"
 
 namespace fs = std::filesystem;
 
@@ -20,7 +21,8 @@ int cmd_average(int argc, char** argv) {
   add_value(cmd, "--last", last, "N", "how many of the newest checkpoints")->capture_default_str();
   cmd.add_option("--out", out, "output file name in DIR")->type_name("NAME")->capture_default_str();
   if (!cmd.read(argc, argv)) return 0;
-  const int n = std::max(1, last);
+  const int n = last;
+  if (n < 1) throw InputError("--last must be at least 1, got " + std::to_string(n));
   const auto used = average_checkpoints(dir, n, out);
   if (int(used.size()) < n) std::cerr << "note: only " << used.size() << " numbered checkpoints, averaged all of them\n";
   std::cerr << "averaged " << used.size() << " checkpoints (" << fs::path(used.front()).filename().string() << " … "

@@ -11,7 +11,9 @@ int cmd_prepare(int argc, char** argv) {
   Command cmd("prepare",
               "Reads parallel text (plain or .gz), trains SentencePiece (one joint model or one per side), and\n"
               "writes the vocabularies, binarized train/valid sets and raw reference copies into --out.\n"
-              "Empty pairs and training pairs longer than --max-len subwords are dropped and counted.\n\n"
+              "Empty pairs and pairs longer than --max-len subwords are dropped and counted. The directory is\n"
+              "built beside --out and moved there at the end; an --out that is not empty is refused unless\n"
+              "--force, which replaces it completely.\n\n"
               "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
               "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
               "Language models (task = lm) take one monolingual text per split:\n"
@@ -29,6 +31,7 @@ int cmd_prepare(int argc, char** argv) {
   auto* train = cmd.add_option("--train", o.train_tgt, "training text (with --lm)")->type_name("FILE");
   auto* valid = cmd.add_option("--valid", o.valid_tgt, "validation text (with --lm)")->type_name("FILE");
   cmd.add_option("--out", o.out_dir, "data directory to write")->type_name("DIR")->required();
+  cmd.add_flag("--force", o.force, "replace --out when it is not empty (a data set prepared before, say)");
   cmd.add_flag("--joint", o.joint, "one vocabulary for both languages (needed for tie = all / src-tgt)");
   add_value(cmd, "--vocab-size", o.vocab_size, "N", "vocabulary size (joint, or each side)")->capture_default_str();
   add_value(cmd, "--src-vocab-size", o.src_vocab_size, "N", "source vocabulary size (separate vocabularies)")
@@ -36,7 +39,7 @@ int cmd_prepare(int argc, char** argv) {
   add_value(cmd, "--tgt-vocab-size", o.tgt_vocab_size, "N", "target vocabulary size (separate vocabularies)")
       ->default_str("vocab-size");
   cmd.add_option("--model-type", o.model_type, "SentencePiece model type")->type_name("bpe|unigram")->capture_default_str();
-  add_value(cmd, "--max-len", max_len, "N", "drop training pairs with more subwords on a side")->capture_default_str();
+  add_value(cmd, "--max-len", max_len, "N", "drop pairs with more subwords on a side")->capture_default_str();
   add_value(cmd, "--seed", seed, "N", "seed for SentencePiece's sentence sampling")->capture_default_str();
   add_value(cmd, "--threads", o.threads, "N", "threads for encoding")->capture_default_str();
   if (!cmd.read(argc, argv)) return 0;

@@ -17,7 +17,7 @@ int cmd_train(int argc, char** argv) {
   const Config cfg = config.read();
   install_stop_handlers();
   auto r = train(cfg, std::cerr, greedy_validation_decode);
-  return r.stop_reason == "interrupted" ? 130 : 0;
+  return r.stop_reason == "interrupted" ? 128 + stop_signal() : 0;
 }
 
 }  // namespace yoke::cli

@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -6,6 +5,7 @@
 #include "decode/translator.h"
 #include "text/corpus.h"
 #include "train/model_store.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -35,16 +35,21 @@ int cmd_translate(int argc, char** argv) {
   std::vector<std::string> lines = read_lines(input);
   if (so.beam < 1) throw InputError("--beam must be at least 1");
   Progress bar("translate", double(lines.size()), "sent", 30.0);
+  std::vector<size_t> cut;
   auto out = translate_text(*m.model, m.src_vocab, m.tgt_vocab, lines, so, batch_tokens,
-                            [&](size_t done) { bar.update(double(done)); });
+                            [&](size_t done) { bar.update(double(done)); }, &cut);
   bar.finish();
-  std::ofstream file;
-  if (*output_given) {
-    file.open(output);
-    if (!file) throw input_error(output, 0, "cannot write");
-  }
-  std::ostream& os = *output_given ? file : std::cout;
-  for (const auto& s : out) os << s << '\n';
+  const std::string input_name = input == "/dev/stdin" ? "standard input" : input;
+  for (size_t i : cut)
+    std::cerr << input_name << ":" << i + 1 << ": warning: longer than the model's " << m.model->spec().max_positions - 1
+              << " source positions; translated its first " << m.model->spec().max_positions - 1 << " subwords only\n";
+  // An --output file appears whole or not at all; standard output is checked when the command
+  // ends (cli/main.cpp).
+  auto write = [&](std::ostream& os) {
+    for (const auto& s : out) os << s << '\n';
+  };
+  if (*output_given) write_file_atomically(output, write);
+  else write(std::cout);
   std::cerr << "translated " << lines.size() << " sentences in " << format_duration(bar.elapsed_s()) << " ("
             << (bar.elapsed_s() > 0 ? double(lines.size()) / bar.elapsed_s() : 0) << " sentences/s) with "
             << m.checkpoint << std::endl;

@@ -1,4 +1,6 @@
 // yoke: train, decode and study text-generation models with shared embeddings.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 
@@ -49,7 +51,15 @@ int main(int argc, char** argv) {
   for (const auto& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {
-      return c.run(argc, argv);
+      const int rc = c.run(argc, argv);
+      // Output to a full disk or a closed pipe must not pass for success: stdio reports a
+      // failed write only when its buffer is flushed.
+      std::cout.flush();
+      if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::cerr << "yoke " << c.name << ": error: cannot write standard output: " << std::strerror(errno) << std::endl;
+        return 1;
+      }
+      return rc;
     } catch (const yoke::InputError& e) {
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
       return 2;

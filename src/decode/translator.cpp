@@ -48,12 +48,16 @@ std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const
 
 std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,
                                         const std::vector<std::string>& lines, const SearchOptions& opts,
-                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch) {
+                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch,
+                                        std::vector<size_t>* cut) {
   std::vector<std::vector<int>> sources(lines.size());
   const size_t limit = size_t(model.spec().max_positions) - 1;
   for (size_t i = 0; i < lines.size(); ++i) {
     sources[i] = src_vocab.encode(lines[i]);
-    if (sources[i].size() > limit) sources[i].resize(limit);  // positions beyond the table do not exist
+    if (sources[i].size() > limit) {  // positions beyond the table do not exist
+      sources[i].resize(limit);
+      if (cut) cut->push_back(i);
+    }
   }
   auto ids = translate_ids(model, sources, opts, max_batch_tokens, on_batch);
   std::vector<std::string> out(lines.size());

@@ -21,9 +21,11 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
 std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
                                                        double max_len_a, int max_len_b);
 
-// Raw text in, detokenized text out.
+// Raw text in, detokenized text out. A source longer than the model's positions is cut to fit;
+// `cut` (when given) receives the 0-based index of each such line.
 std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,
                                         const std::vector<std::string>& lines, const SearchOptions& opts,
-                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch = {});
+                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch = {},
+                                        std::vector<size_t>* cut = nullptr);
 
 }  // namespace yoke

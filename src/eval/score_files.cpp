@@ -19,6 +19,8 @@ nlohmann::json score_files(const std::string& hyp_path, const std::string& ref_p
                       "hypothesis file has " + std::to_string(hyps.size()) +
                           " lines but reference file " + ref_path + " has " +
                           std::to_string(refs.size()) + "; they must be line-aligned");
+  // sacreBLEU would print 0 or 100 for no text at all; neither says anything.
+  if (refs.empty()) throw input_error(ref_path, 0, "no lines to score (both files are empty)");
 
   BleuStats bleu;
   ChrfStats chrf_pp;

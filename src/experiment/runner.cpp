@@ -21,6 +21,7 @@
 #include "train/model_store.h"
 #include "train/trainer.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/json_file.h"
 #include "util/progress.h"
@@ -204,6 +205,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   const Grid grid = select_variants(load_grid(o.grid_path, o.overrides), o.variants, o.grid_path);
   fs::create_directories(o.out_dir);
+  const DirLock lock(lock_file_in(o.out_dir), o.out_dir);  // one runner per experiment
   const size_t total = grid.variants.size() * grid.seeds.size();
   size_t index = 0, done_before = 0, ran = 0;
   double ran_seconds = 0;
@@ -224,11 +226,11 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
       const auto t0 = std::chrono::steady_clock::now();
       if (!run_one(grid, v, seed, o, log)) {
         log << "experiment interrupted: run the same command again to continue" << std::endl;
-        return 130;
+        return 128 + stop_signal();
       }
       ran_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++ran;
-      if (stop_requested()) return 130;
+      if (stop_requested()) return 128 + stop_signal();
     }
   }
   write_experiment_report(o.grid_path, o.out_dir, o.overrides, log, o.variants);

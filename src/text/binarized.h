@@ -23,11 +23,16 @@ struct TokenizedCorpus {
 };
 
 // Writes atomically (path.tmp, fsync, rename): a crash never leaves a half-written file under
-// `path`. Layout: magic, version, little-endian counts, offsets, tokens.
+// `path`. Layout: magic, version, little-endian counts, offsets, tokens, CRC-32 of all before it.
 void save_binarized(const std::string& path, const TokenizedCorpus& corpus);
 
 // Throws InputError naming the file when it is missing, not a yoke corpus, of another version,
 // truncated or inconsistent.
 TokenizedCorpus load_binarized(const std::string& path);
+
+// Throws InputError naming `path` when a token id is outside its vocabulary: data prepared with
+// another vocabulary would otherwise fail deep inside training with no file named.
+void check_token_ids(const TokenizedCorpus& corpus, int64_t src_vocab_size, int64_t tgt_vocab_size,
+                     const std::string& path);
 
 }  // namespace yoke

@@ -114,7 +114,8 @@ std::vector<std::string> read_lines(const std::string& path) {
   size_t line_no = 0;
   for (;;) {
     const int got = gzread(f.get(), buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0) throw input_error(path, 0, "cannot read: " + gz_error_text(f.get()));
+    if (got < 0)
+      throw input_error(path, 0, "cannot read after line " + std::to_string(line_no) + ": " + gz_error_text(f.get()));
     if (got == 0) break;
     const char* p = buf.data();
     const char* end = p + got;
@@ -130,6 +131,13 @@ std::vector<std::string> read_lines(const std::string& path) {
       p = nl + 1;
     }
   }
+  // zlib ends a truncated stream like a whole one and only remembers Z_BUF_ERROR: without this
+  // check a cut-off download would pass for a shorter corpus.
+  int code = Z_OK;
+  gzerror(f.get(), &code);
+  if (code == Z_BUF_ERROR)
+    throw input_error(path, 0, "unexpected end of compressed data after line " + std::to_string(line_no) +
+                                   " (the file is truncated)");
   if (!partial.empty()) finish_line(path, ++line_no, std::move(partial), lines);
   return lines;
 }

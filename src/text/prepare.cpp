@@ -1,5 +1,7 @@
 #include "text/prepare.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -15,6 +17,7 @@
 #include "text/corpus.h"
 #include "text/vocab.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/json_file.h"
 
@@ -237,11 +240,19 @@ void log_split(std::ostream& log, const Split& s, bool length_filtered, size_t m
   log << "\n";
 }
 
-// Valid and test sets: everything non-blank is kept, whatever its length.
+// Valid and test sets: every non-blank pair within max_len is kept. A longer one could not be
+// decoded (positions run out) and would stop training at its first validation.
 nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& src_vocab,
                                 const Vocab& tgt_vocab, bool binarize, std::ostream& log) {
   const Encoded enc = encode_parallel(s.text, src_vocab, tgt_vocab, o.threads);
-  const TokenizedCorpus corpus = collect(s, enc, [](size_t) { return true; });
+  const TokenizedCorpus corpus = collect(s, enc, [&](size_t i) {
+    if (enc.src[i].size() > o.max_len || enc.tgt[i].size() > o.max_len) {
+      ++s.stats.dropped_long;
+      return false;
+    }
+    return true;
+  });
+  s.stats.kept = corpus.size();
   nlohmann::json meta = split_meta(s, corpus);
   const std::string dir = o.out_dir + "/";
   if (binarize) {
@@ -257,17 +268,14 @@ nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& 
     meta["src_text"] = s.name + ".src.txt";
     meta["tgt_text"] = s.name + ".tgt.txt";
   }
-  log_split(log, s, false, o.max_len);
+  log_split(log, s, true, o.max_len);
   return meta;
 }
 
 }  // namespace
 
-nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
-  check_options(opts);
-  std::error_code ec;
-  std::filesystem::create_directories(opts.out_dir, ec);
-  if (ec) throw input_error(opts.out_dir, 0, "cannot create directory: " + ec.message());
+// Everything prepare_data promises, written into opts.out_dir (a fresh directory).
+nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
 
   // Read everything first: a bad test file should fail in a second, not after training.
   auto read = [&](const std::string& name, const std::string& src, const std::string& tgt) {
@@ -310,6 +318,51 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   log << "encoded and wrote all splits (" << seconds_since(start) << ")\n";
 
   write_json(opts.out_dir + "/meta.json", meta);
+  return meta;
+}
+
+// A data set is built in a directory beside the target and swapped in at the end, so the
+// target holds either the old data set or the new one, never a mix of both (an old spm.model
+// beside new splits would silently win).
+nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
+  namespace fs = std::filesystem;
+  check_options(opts);
+  fs::path out = fs::absolute(opts.out_dir).lexically_normal();
+  if (!out.has_filename()) out = out.parent_path();
+  const fs::path parent = out.parent_path();
+  const std::string name = out.filename().string();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw input_error(parent.string(), 0, "cannot create directory: " + ec.message());
+  const DirLock lock((parent / ("." + name + ".lock")).string(), opts.out_dir);
+  // What a killed prepare left behind (only this lock's holder builds here).
+  for (const auto& e : fs::directory_iterator(parent, ec))
+    if (const auto f = e.path().filename().string(); f.rfind(name + ".building", 0) == 0 || f.rfind(name + ".replaced", 0) == 0)
+      fs::remove_all(e.path(), ec);
+  if (fs::exists(out)) {
+    if (!fs::is_directory(out)) throw input_error(opts.out_dir, 0, "exists and is not a directory");
+    if (!fs::is_empty(out) && !opts.force)
+      throw input_error(opts.out_dir, 0,
+                        fs::exists(out / "meta.json")
+                            ? "already holds a prepared data set; --force replaces it, or choose another --out"
+                            : "is not empty; prepare writes a new directory (--force replaces everything in it)");
+  }
+  const std::string pid = std::to_string(::getpid());
+  PrepareOptions build = opts;
+  build.out_dir = (parent / (name + ".building" + pid)).string();
+  fs::create_directories(build.out_dir, ec);
+  if (ec) throw input_error(build.out_dir, 0, "cannot create directory: " + ec.message());
+  nlohmann::json meta;
+  try {
+    meta = prepare_into(build, log);
+  } catch (...) {
+    fs::remove_all(build.out_dir, ec);
+    throw;
+  }
+  const fs::path replaced = parent / (name + ".replaced" + pid);
+  if (fs::exists(out)) fs::rename(out, replaced);
+  fs::rename(build.out_dir, out);
+  fs::remove_all(replaced, ec);
   return meta;
 }
 

@@ -15,6 +15,7 @@ struct PrepareOptions {
   std::vector<std::pair<std::string, std::string>> tests;  // (src, tgt) per test set
   std::vector<std::string> test_names;                     // same length as tests; file-name safe
   std::string out_dir;
+  bool force = false;  // replace a directory that is not empty (a data set prepared before, say)
   bool joint = true;  // one vocabulary for both sides (spm.model) or one each
   int vocab_size = 8000;
   int src_vocab_size = 0, tgt_vocab_size = 0;  // 0 -> vocab_size (separate vocabularies only)
@@ -30,12 +31,13 @@ struct PrepareOptions {
 };
 
 // Reads and checks all corpora first (so input errors come before the slow steps), trains the
-// vocabulary, encodes, and writes into out_dir:
+// vocabulary, encodes, and writes into out_dir (built beside it and swapped in at the end; a
+// directory that is not empty is an InputError unless `force`; one prepare per out_dir at a time):
 //   spm.model/.vocab (joint) or spm.src.model/.vocab + spm.tgt.model/.vocab,
 //   train.bin, valid.bin, valid.src.txt, valid.tgt.txt, test.<name>.src.txt/.tgt.txt
 //   (the kept raw lines, aligned with the .bin files, as BLEU references), and meta.json last,
 //   so its presence means a complete run.
-// Valid and test pairs are never dropped for length, only when a side is blank.
+// Valid and test pairs over max_len are dropped and counted like training pairs.
 // meta.json (returned): {format_version, joint, model_type, max_len, seed, src_vocab_size,
 //   tgt_vocab_size, src_vocab, tgt_vocab (file names in out_dir),
 //   splits: {train: S, valid: S, "test.<name>": S...}} where S = {src, tgt (input paths), read,

@@ -11,6 +11,7 @@ namespace fs = std::filesystem;
 namespace yoke {
 
 std::vector<std::string> average_checkpoints(const std::string& dir, int n, const std::string& out_name) {
+  if (n < 1) throw InputError("cannot average the last " + std::to_string(n) + " checkpoints: need at least 1");
   if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
   const auto found = numbered_checkpoints(dir);
   if (found.empty()) throw input_error(dir, 0, "no numbered checkpoints (checkpoint_u*.ykp) to average");

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "util/atomic_file.h"
+#include "util/checksum.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -47,7 +48,8 @@ void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     auto c = t.detach().to(at::kCPU).contiguous();
     const uint64_t bytes = c.numel() * c.element_size();
     header["tensors"].push_back({{"name", name}, {"dtype", dtype_name(c.scalar_type())},
-                                 {"shape", c.sizes().vec()}, {"offset", offset}, {"bytes", bytes}});
+                                 {"shape", c.sizes().vec()}, {"offset", offset}, {"bytes", bytes},
+                                 {"crc32", crc32_update(0, c.data_ptr(), bytes)}});
     offset += bytes;
     data.push_back(c);
   }
@@ -105,6 +107,10 @@ Checkpoint load_checkpoint(const std::string& path) {
     in.seekg(base + std::streamoff(entry.at("offset").get<uint64_t>()));
     if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(bytes)))
       throw input_error(path, 0, "truncated checkpoint (tensor " + entry.at("name").get<std::string>() + ")");
+    // Checkpoints written before checksums have none; every newer one is verified.
+    if (entry.contains("crc32") && entry.at("crc32").get<uint32_t>() != crc32_update(0, t.data_ptr(), bytes))
+      throw input_error(path, 0, "damaged checkpoint: tensor " + entry.at("name").get<std::string>() +
+                                     " fails its checksum (disk or copy error); use another checkpoint");
     ckpt.tensors[entry.at("name").get<std::string>()] = t;
   }
   return ckpt;

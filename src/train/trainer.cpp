@@ -24,6 +24,7 @@
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -33,9 +34,11 @@ namespace yoke {
 namespace {
 
 std::atomic<int> g_signals{0};
+std::atomic<int> g_first_signal{0};
 
-void on_signal(int) {
-  if (g_signals.fetch_add(1) >= 1) _exit(130);  // second Ctrl-C: leave now
+void on_signal(int sig) {
+  if (g_signals.fetch_add(1) >= 1) _exit(128 + sig);  // second Ctrl-C: leave now
+  g_first_signal = sig;
 }
 
 // Where the loop is: enough to continue exactly (batches are a function of seed and epoch,
@@ -70,7 +73,21 @@ struct LoopState {
 
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& path) : out_(path, std::ios::app) {
+  // Keeps the records of updates up to `resumed_update` (a resumed run replays the updates after
+  // its checkpoint, and their records would come twice); -1 starts an empty log.
+  MetricsLog(const std::string& path, int64_t resumed_update) {
+    std::string kept;
+    if (resumed_update >= 0) {
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) continue;  // the torn last line of a killed run
+        if (j.contains("update") && j.at("update").is_number() && j.at("update").get<int64_t>() > resumed_update) continue;
+        kept += line + '\n';
+      }
+    }
+    write_file_atomically(path, kept);
+    out_.open(path, std::ios::app);
     if (!out_) throw input_error(path, 0, "cannot open metrics file for appending");
   }
   void write(nlohmann::json j) {
@@ -141,6 +158,8 @@ void Trainer::load_data() {
   train_ = load_binarized((dir / "train.bin").string());
   valid_ = load_binarized((dir / "valid.bin").string());
   if (train_.size() == 0) throw input_error((dir / "train.bin").string(), 0, "no training pairs");
+  check_token_ids(train_, cfg_.src_vocab_size, cfg_.tgt_vocab_size, (dir / "train.bin").string());
+  check_token_ids(valid_, cfg_.src_vocab_size, cfg_.tgt_vocab_size, (dir / "valid.bin").string());
   if (!lm() && train_.src_tokens.empty())
     throw input_error((dir / "train.bin").string(), 0,
                       "has no source side: it was prepared for a language model (yoke prepare --lm); set task = lm");
@@ -268,7 +287,6 @@ TrainResult Trainer::run() {
   for (auto& p : model_->parameters(true)) params.push_back(p);
   AdamOptions ao{cfg_.adam_beta1, cfg_.adam_beta2, cfg_.adam_eps, cfg_.weight_decay};
   opt_ = std::make_unique<FlatAdam>(params, ao);
-  metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string());
 
   const auto counts = count_embeddings(model_->embeddings->spec());
   const int64_t total = opt_->params().numel();
@@ -279,6 +297,8 @@ TrainResult Trainer::run() {
   log_ << summary << std::endl;
   if (device_.is_cuda()) log_ << "device: cuda" << (cfg_.amp ? " (bf16 autocast, fp32 weights, TF32)" : " (fp32, TF32)") << std::endl;
   const bool resumed = resume();
+  metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string(),
+                                          resumed ? st_.update : -1);
   metrics_->write({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()},
                    {"resumed", resumed}, {"update", st_.update}, {"config", cfg_.to_json()}});
 
@@ -421,6 +441,12 @@ TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode
   if (cfg.data.empty()) throw InputError("no training data: set `data = DIR` (a directory from `yoke prepare`)");
   fill_vocab_sizes(cfg);
   cfg.validate();
+  std::error_code ec;
+  fs::create_directories(cfg.save_dir, ec);
+  if (ec) throw input_error(cfg.save_dir, 0, "cannot create save_dir: " + ec.message());
+  // One run per save_dir; what a killed run left half-written goes before anything is read.
+  const DirLock lock(lock_file_in(cfg.save_dir), cfg.save_dir);
+  remove_stale_temporaries(cfg.save_dir);
   return Trainer(std::move(cfg), log, decode).run();
 }
 
@@ -433,5 +459,7 @@ void install_stop_handlers() {
 }
 
 bool stop_requested() { return g_signals.load() > 0; }
+
+int stop_signal() { return g_first_signal.load(); }
 
 }  // namespace yoke

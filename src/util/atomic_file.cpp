@@ -71,6 +71,22 @@ void AtomicFile::commit() {
   sync_parent_dir(path_);
 }
 
+size_t remove_stale_temporaries(const std::string& dir) {
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t at = name.rfind(".tmp");
+    if (at == std::string::npos || !e.is_regular_file()) continue;
+    const std::string rest = name.substr(at + 4);  // <pid>_<n>
+    const size_t us = rest.find('_');
+    const auto digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+    if (us == std::string::npos || !digits(rest.substr(0, us)) || !digits(rest.substr(us + 1))) continue;
+    if (std::filesystem::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
+}
+
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   AtomicFile f(path);
   f.write(bytes.data(), bytes.size());

@@ -36,6 +36,10 @@ class AtomicFile {
 void write_file_atomically(const std::string& path, const std::string& bytes);
 // For writers that produce a stream; the text is assembled in memory first.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+// Removes the temporaries that killed writers left in `dir` (files named NAME.tmp<pid>_<n>), not
+// recursively; returns how many. Only for the holder of the directory's lock (util/dir_lock.h).
+size_t remove_stale_temporaries(const std::string& dir);
+
 // A copy that is never seen half-done under `to` (checkpoint_best from checkpoint_last).
 void copy_file_atomically(const std::string& from, const std::string& to);
 

@@ -475,9 +475,11 @@ TEST(SyntheticTest, DeterministicAndWellFormed) {
 TEST(PrepareTest, SmallSyntheticCorpusJoint) {
   SmallCorpus corpus;
   const TempDir out;
-  // One blank pair in valid to see it dropped and counted.
-  write_file(corpus.dir.file("v.src"), read_file(corpus.dir.file("valid.src")) + "\n");
-  write_file(corpus.dir.file("v.tgt"), read_file(corpus.dir.file("valid.tgt")) + "x\n");
+  // One pair over max_len and one blank pair in valid, to see both dropped and counted.
+  std::string long_line;
+  for (int i = 0; i < 40; ++i) long_line += "Ron kasipe ";
+  write_file(corpus.dir.file("v.src"), read_file(corpus.dir.file("valid.src")) + long_line + "\n\n");
+  write_file(corpus.dir.file("v.tgt"), read_file(corpus.dir.file("valid.tgt")) + long_line + "\nx\n");
   PrepareOptions o;
   o.train_src = corpus.dir.file("train.src");
   o.train_tgt = corpus.dir.file("train.tgt");
@@ -487,7 +489,7 @@ TEST(PrepareTest, SmallSyntheticCorpusJoint) {
   o.test_names = {"synth"};
   o.out_dir = out.file("prep");
   o.vocab_size = 200;
-  o.max_len = 12;  // small, so that some training pairs are dropped for length
+  o.max_len = 20;  // small, so that some training pairs are dropped for length
   std::ostringstream log;
   const nlohmann::json meta = prepare_data(o, log);
 
@@ -509,28 +511,44 @@ TEST(PrepareTest, SmallSyntheticCorpusJoint) {
   EXPECT_EQ(tc.size(), train["kept"].get<size_t>());
   EXPECT_EQ(tc.src_tokens.size(), train["src_tokens"].get<size_t>());
   for (size_t i = 0; i < tc.size(); ++i) {
-    EXPECT_LE(tc.src_len(i), 12u);
-    EXPECT_LE(tc.tgt_len(i), 12u);
+    EXPECT_LE(tc.src_len(i), 20u);
+    EXPECT_LE(tc.tgt_len(i), 20u);
   }
 
   const auto& valid = meta["splits"]["valid"];
-  EXPECT_EQ(valid["read"], 51);
-  EXPECT_EQ(valid["kept"], 50);
+  EXPECT_EQ(valid["read"], 52);
   EXPECT_EQ(valid["dropped_empty"], 1);
-  EXPECT_EQ(valid["dropped_long"], 0);  // never dropped for length
+  // Over max_len: the 80-word pair and any other; such a pair could not be decoded within the
+  // model's positions, so validation and test sets are filtered like training.
+  EXPECT_GE(valid["dropped_long"].get<size_t>(), 1u);
+  EXPECT_EQ(valid["kept"].get<size_t>() + valid["dropped_long"].get<size_t>(), 51u);
   const TokenizedCorpus vc = load_binarized(out.file("prep/valid.bin"));
-  EXPECT_EQ(vc.size(), 50u);
-  EXPECT_EQ(read_lines(out.file("prep/valid.src.txt")), read_lines(corpus.dir.file("valid.src")));
+  ASSERT_EQ(vc.size(), valid["kept"].get<size_t>());
+  ASSERT_GT(vc.size(), 3u);
+  for (size_t i = 0; i < vc.size(); ++i) {
+    EXPECT_LE(vc.src_len(i), 20u);
+    EXPECT_LE(vc.tgt_len(i), 20u);
+  }
+  // The raw copy holds the kept lines, in their order.
+  const auto kept_src = read_lines(out.file("prep/valid.src.txt"));
+  const auto all_src = read_lines(corpus.dir.file("valid.src"));
+  ASSERT_EQ(kept_src.size(), vc.size());
+  size_t at = 0;
+  for (const auto& line : kept_src) {
+    while (at < all_src.size() && all_src[at] != line) ++at;
+    EXPECT_LT(at++, all_src.size()) << "not a valid line, or out of order: " << line;
+  }
 
   // The binarized valid set decodes back to its raw text copy.
   const Vocab v = Vocab::load(out.file("prep/spm.model"));
   const auto valid_tgt = read_lines(out.file("prep/valid.tgt.txt"));
   EXPECT_EQ(v.decode(std::vector<int>(vc.tgt(3), vc.tgt(3) + vc.tgt_len(3))), valid_tgt[3]);
 
-  EXPECT_EQ(meta["splits"]["test.synth"]["kept"], 40);
-  EXPECT_EQ(read_lines(out.file("prep/test.synth.tgt.txt")).size(), 40u);
+  const auto& test = meta["splits"]["test.synth"];
+  EXPECT_EQ(test["kept"].get<size_t>() + test["dropped_long"].get<size_t>(), 40u);
+  EXPECT_EQ(read_lines(out.file("prep/test.synth.tgt.txt")).size(), test["kept"].get<size_t>());
   EXPECT_NE(log.str().find("train: 1500 read, "), std::string::npos) << log.str();
-  EXPECT_NE(log.str().find("over 12 tokens dropped"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("over 20 tokens dropped"), std::string::npos) << log.str();
 }
 
 TEST(PrepareTest, SeparateVocabularies) {
