@@ -54,9 +54,10 @@ Config ConfigOptions::read() const {
   for (const CLI::Option* o : app_.parse_order()) {
     const size_t n = seen[o]++;
     if (o == set_option_) {
-      apply_overrides(cfg, {o->results().at(n)}, "command line");
+      // The origin is the argument itself, so an error points at what to fix.
+      apply_overrides(cfg, {o->results().at(n)}, "command line: --set " + o->results().at(n));
     } else if (auto k = key_of_.find(o); k != key_of_.end()) {
-      cfg.set(k->second, o->results().at(n), "command line");
+      cfg.set(k->second, o->results().at(n), "command line: " + o->get_name() + " " + o->results().at(n));
     }
   }
   return cfg;

@@ -123,7 +123,10 @@ void Config::set(const std::string& key, const std::string& value, const std::st
     if (const std::string expected = parse_value(value, field, choices); !expected.empty())
       throw InputError(k + " = " + value + ": expected " + expected + at_origin(where));
   });
-  if (found) return;
+  if (found) {
+    if (!where.empty()) origin[k] = where;
+    return;
+  }
   std::vector<std::string> names;
   for (const auto& info : config_keys()) names.push_back(info.name);
   const std::string best = closest_name(k, names);
@@ -182,6 +185,11 @@ Config Config::from_json(const nlohmann::json& j) {
 }
 
 void Config::validate() const {
+  // " — FILE line N" for the key that was set there (nothing for a default).
+  auto from = [&](const char* key) {
+    const auto it = origin.find(key);
+    return it == origin.end() ? std::string() : at_origin(it->second);
+  };
   // Text keys set in code rather than read: their values must still be allowed ones.
   visit_fields(*this, [](const char* name, const auto& field, const char* choices) {
     if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>) {
@@ -190,25 +198,28 @@ void Config::validate() const {
         throw InputError(std::string(name) + " = " + field + ": expected " + expected);
     }
   });
-  auto positive = [](const char* k, double v) {
-    if (!(v > 0)) throw InputError(std::string(k) + " must be positive, got " + std::to_string(v));
+  auto positive = [&](const char* k, double v) {
+    if (!(v > 0)) throw InputError(std::string(k) + " must be positive, got " + text_of(v) + from(k));
   };
   positive("d_model", d_model); positive("heads", heads); positive("ffn_dim", ffn_dim);
   positive("max_tokens", max_tokens); positive("update_freq", update_freq); positive("lr", lr);
   positive("max_positions", max_positions); positive("beam", beam);
   if (d_model % heads != 0)
     throw InputError("d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
-                     std::to_string(heads) + ")");
-  if (encoder_layers < 0 || decoder_layers < 1) throw InputError("need encoder_layers >= 0 and decoder_layers >= 1");
-  if (dropout < 0 || dropout >= 1) throw InputError("dropout must be in [0, 1)");
-  if (label_smoothing < 0 || label_smoothing >= 1) throw InputError("label_smoothing must be in [0, 1)");
-  if (factored_rank < 0) throw InputError("factored_rank must be >= 0");
-  if (lm_block < 0) throw InputError("lm_block must be >= 0 (0 = one sentence per row)");
+                     std::to_string(heads) + ")" + (from("heads").empty() ? from("d_model") : from("heads")));
+  if (encoder_layers < 0) throw InputError("encoder_layers must be >= 0" + from("encoder_layers"));
+  if (decoder_layers < 1) throw InputError("decoder_layers must be >= 1" + from("decoder_layers"));
+  if (dropout < 0 || dropout >= 1) throw InputError("dropout must be in [0, 1)" + from("dropout"));
+  if (label_smoothing < 0 || label_smoothing >= 1)
+    throw InputError("label_smoothing must be in [0, 1)" + from("label_smoothing"));
+  if (factored_rank < 0) throw InputError("factored_rank must be >= 0" + from("factored_rank"));
+  if (lm_block < 0) throw InputError("lm_block must be >= 0 (0 = one sentence per row)" + from("lm_block"));
   if (task == Task::lm && lm_block >= max_positions)
     throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
-                     std::to_string(max_positions) + ")");
-  for (double l : {lambda_lm, lambda_wf, lambda_ur})
-    if (l < 0 || l > 1) throw InputError("lambda_lm/lambda_wf/lambda_ur must be in [0, 1]");
+                     std::to_string(max_positions) + ")" + from("lm_block"));
+  for (const auto& [key, l] : {std::pair<const char*, double>{"lambda_lm", lambda_lm}, {"lambda_wf", lambda_wf},
+                               {"lambda_ur", lambda_ur}})
+    if (l < 0 || l > 1) throw InputError(std::string(key) + " must be in [0, 1]" + from(key));
 }
 
 Config load_config_file(const std::string& path) {
@@ -225,7 +236,10 @@ Config load_config_file(const std::string& path) {
     auto eq = line.find('=');
     if (eq == std::string::npos) throw input_error(path, no, "expected 'key = value', got '" + line + "'");
     std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    const bool opens = !value.empty() && value.front() == '"', closes = value.size() >= 2 && value.back() == '"';
+    if (opens != closes || (opens && value.size() < 2))
+      throw input_error(path, no, "unclosed quote in '" + line + "'");
+    if (opens) value = value.substr(1, value.size() - 2);
     cfg.set(key, value, path + " line " + std::to_string(no));
   }
   return cfg;

@@ -2,6 +2,7 @@
 // and overridable from the command line (`--set key=value` or `--key value`).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct Config {
   YOKE_CONFIG_KEYS(YOKE_CONFIG_NO_SECTION, YOKE_CONFIG_FIELD)
 #undef YOKE_CONFIG_FIELD
 #undef YOKE_CONFIG_NO_SECTION
+
+  // Where each key was last set ("FILE line N", "command line"), for the errors of validate();
+  // not saved with the config.
+  std::map<std::string, std::string> origin;
 
   // Sets one key from its text form ('-' in the key reads as '_'). A bad value or an unknown key
   // throws InputError "message — where" (where: "FILE line N", "command line").

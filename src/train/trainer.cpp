@@ -439,6 +439,7 @@ void fill_vocab_sizes(Config& cfg) {
 
 TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode) {
   if (cfg.data.empty()) throw InputError("no training data: set `data = DIR` (a directory from `yoke prepare`)");
+  cfg.validate();  // a bad value is reported before any data is read
   fill_vocab_sizes(cfg);
   cfg.validate();
   std::error_code ec;

@@ -32,21 +32,25 @@ std::string temporary_name(const std::string& path) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(temporary_name(path_)) {
-  file_ = std::fopen(tmp_.c_str(), "wb");
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path_, ec);
+  const bool special = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  if (!special) tmp_ = temporary_name(path_);
+  file_ = std::fopen(special ? path_.c_str() : tmp_.c_str(), "wb");
   if (!file_) throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(errno));
 }
 
 AtomicFile::~AtomicFile() {
   if (!file_) return;
   std::fclose(file_);
-  std::remove(tmp_.c_str());
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
 }
 
 void AtomicFile::fail(const std::string& what, int error) {
   if (file_) std::fclose(file_);
   file_ = nullptr;
-  std::remove(tmp_.c_str());
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
   throw input_error(path_, 0, what + ": " + std::strerror(error));
 }
 
@@ -55,6 +59,14 @@ void AtomicFile::write(const void* data, size_t bytes) {
 }
 
 void AtomicFile::commit() {
+  if (tmp_.empty()) {  // a device or pipe: nothing to sync or rename
+    std::FILE* f = file_;
+    file_ = nullptr;
+    const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+    const int e = errno;
+    if (std::fclose(f) != 0 || !ok) throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(ok ? errno : e));
+    return;
+  }
   if (std::fflush(file_) != 0 || ::fsync(fileno(file_)) != 0) fail("cannot write", errno);
   std::FILE* f = file_;
   file_ = nullptr;

@@ -14,6 +14,8 @@ namespace yoke {
 class AtomicFile {
  public:
   // Opens a temporary file beside `path`; throws InputError naming `path` when it cannot.
+  // A target that exists and is no regular file (/dev/stdout, a pipe) is written directly:
+  // renaming over it would replace the device or pipe with a file.
   explicit AtomicFile(std::string path);
   // Without commit() (an exception on the way, say) the temporary file is removed and the
   // target stays as it was.
@@ -29,7 +31,7 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const std::string& what, int error);
-  std::string path_, tmp_;
+  std::string path_, tmp_;  // tmp_ empty: writing the target directly
   std::FILE* file_ = nullptr;
 };
 

@@ -107,6 +107,24 @@ TEST(ConfigErrors, BadValueFromTheCommandLineSaysSo) {
   EXPECT_EQ(c.max_tokens, 300);
 }
 
+TEST(ConfigErrors, RangeErrorsAndUnclosedQuotesNameFileAndLine) {
+  const auto path = (fs::temp_directory_path() / "yoke_config_range.conf").string();
+  std::ofstream(path) << "d_model = 32\nlr = 0\n";
+  Config c = load_config_file(path);
+  EXPECT_EQ(error_of([&] { c.validate(); }), "lr must be positive, got 0 — " + path + " line 2");
+  std::ofstream(path) << "heads = 4\nd_model = 30\n";
+  c = load_config_file(path);
+  EXPECT_NE(error_of([&] { c.validate(); }).find("divisible by heads (4) — " + path + " line 1"), std::string::npos);
+  std::ofstream(path) << "# data\ndata = \"runs/x\n";
+  EXPECT_EQ(error_of([&] { load_config_file(path); }), path + ":2: unclosed quote in 'data = \"runs/x'");
+  std::ofstream(path) << "data = \"runs/x\"\n";
+  EXPECT_EQ(load_config_file(path).data, "runs/x");
+  apply_overrides(c, {"dropout=1.5"}, "--set dropout=1.5");
+  c.heads = 2;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "dropout must be in [0, 1) — --set dropout=1.5");
+  fs::remove(path);
+}
+
 TEST(ConfigErrors, ValidateChecksTextKeysSetInCode) {
   Config c;
   c.device = "tpu";

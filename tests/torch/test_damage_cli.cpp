@@ -1,0 +1,151 @@
+// Nothing lost, nothing silently wrong, tried from the outside with the `yoke` binary: output to
+// a full device, a damaged checkpoint, two trainers on one save_dir, SIGTERM, a resumed run's
+// metrics, and arguments that cannot mean anything.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+namespace fs = std::filesystem;
+using namespace yoke::test;
+
+namespace {
+
+std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
+  return {YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", save_dir.string(),
+          "--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--encoder_layers", "1", "--decoder_layers", "1",
+          "--max_tokens", "300", "--max_updates", std::to_string(max_updates), "--valid_interval", "10",
+          "--valid_bleu", "false", "--threads", "1", "--warmup", "20", "--log_interval", "5", "--seed", "5"};
+}
+
+const fs::path& trained_model() {
+  static const fs::path dir = [] {
+    const auto d = work_dir() / "damage-model";
+    EXPECT_EQ(run(train_args(d, 20), work_dir() / "damage-model.log"), 0) << slurp(work_dir() / "damage-model.log");
+    return d;
+  }();
+  return dir;
+}
+
+// Exit code and standard error of a shell command line (for redirections such as > /dev/full).
+std::pair<int, std::string> shell(const std::string& line) {
+  const auto err = work_dir() / "shell.err";
+  const int status = std::system((line + " 2>'" + err.string() + "'").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, slurp(err)};
+}
+
+bool wait_for(const fs::path& p, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(p)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(DamageCli, WritesToAFullDeviceFailTheCommand) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  const std::string bin = YOKE_BINARY, model = trained_model().string();
+  const std::string src = (data_dir() / "test.toy.src.txt").string(), ref = (data_dir() / "test.toy.tgt.txt").string();
+  auto [rc, err] = shell("'" + bin + "' translate --model '" + model + "' --beam 1 --input '" + src + "' >/dev/full");
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("cannot write standard output: No space left on device"), std::string::npos) << err;
+  std::tie(rc, err) = shell("'" + bin + "' translate --model '" + model + "' --beam 1 --input '" + src + "' --output /dev/full");
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("/dev/full: cannot write: No space left on device"), std::string::npos) << err;
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  std::tie(rc, err) = shell("'" + bin + "' score --hyp '" + ref + "' --ref '" + ref + "' >/dev/full");
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+}
+
+TEST(DamageCli, ZeroedTensorBytesInACheckpointAreCaught) {
+  const auto damaged = work_dir() / "damaged.ykp";
+  fs::copy_file(trained_model() / "checkpoint_last.ykp", damaged, fs::copy_options::overwrite_existing);
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-8192, std::ios::end);  // tensor data (the header is at the front)
+    const std::string zeros(4096, '\0');
+    f.write(zeros.data(), std::streamsize(zeros.size()));
+  }
+  const auto log = work_dir() / "damaged.log";
+  EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", trained_model().string(), "--checkpoint", damaged.string(),
+                 "--input", (data_dir() / "test.toy.src.txt").string()}, log),
+            2);
+  EXPECT_NE(slurp(log).find(damaged.string() + ": damaged checkpoint: tensor"), std::string::npos) << slurp(log);
+}
+
+TEST(DamageCli, OneTrainerPerSaveDirSigtermExits143AndResumeKeepsMetricsOnce) {
+  const auto dir = work_dir() / "locked";
+  const pid_t first = spawn(train_args(dir, 100000), work_dir() / "locked1.log");
+  ASSERT_TRUE(wait_for(dir / "checkpoint_u10.ykp", 120)) << slurp(work_dir() / "locked1.log");
+  const auto second_log = work_dir() / "locked2.log";
+  EXPECT_EQ(run(train_args(dir, 50), second_log), 2);
+  EXPECT_NE(slurp(second_log).find("in use by another yoke process (pid " + std::to_string(first) + ")"),
+            std::string::npos)
+      << slurp(second_log);
+  // Let the first run log past its checkpoint, so a resume replays logged updates.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(first, SIGTERM);
+  int status = 0;
+  waitpid(first, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143);  // 128 + SIGTERM, as shells report it
+
+  std::ofstream(dir / "checkpoint_last.ykp.tmp999_3") << "left by a killed writer";
+  std::ofstream(dir / "metrics.jsonl", std::ios::app) << "{\"type\":\"train\",\"update\":99999,\"loss\":1}\n{\"type\":\"tr";
+  ASSERT_EQ(run(train_args(dir, 50), work_dir() / "locked3.log"), 0) << slurp(work_dir() / "locked3.log");
+  EXPECT_FALSE(fs::exists(dir / "checkpoint_last.ykp.tmp999_3"));
+  std::map<std::pair<std::string, int64_t>, int> seen;
+  std::ifstream metrics(dir / "metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);) {
+    const auto j = nlohmann::json::parse(line);  // a torn line would throw here
+    const std::string type = j.at("type");
+    if (type == "train" || type == "valid") ++seen[{type, j.at("update").get<int64_t>()}];
+  }
+  EXPECT_FALSE(seen.count({"train", 99999}));
+  EXPECT_TRUE(seen.count({"valid", 50}));
+  for (const auto& [key, n] : seen) EXPECT_EQ(n, 1) << key.first << " at update " << key.second << " logged " << n << " times";
+}
+
+TEST(DamageCli, ArgumentsThatMeanNothingAreErrors) {
+  const auto log = work_dir() / "nothing.log";
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", trained_model().string(), "--last", "0"}, log), 2);
+  EXPECT_NE(slurp(log).find("--last must be at least 1"), std::string::npos) << slurp(log);
+  const auto empty = work_dir() / "empty.txt";
+  std::ofstream(empty).flush();
+  EXPECT_EQ(run({YOKE_BINARY, "score", "--hyp", empty.string(), "--ref", empty.string()}, log), 2);
+  EXPECT_NE(slurp(log).find("no lines to score"), std::string::npos) << slurp(log);
+}
+
+TEST(DamageCli, TranslateWarnsWithTheLineNumberWhenItCutsASource) {
+  const auto input = work_dir() / "long.src";
+  {
+    std::ofstream f(input);
+    f << "Ron kasipe.\n";
+    for (int i = 0; i < 700; ++i) f << "Ron kasipe ";
+    f << "\n";
+  }
+  const auto out = work_dir() / "long.hyp", log = work_dir() / "long.log";
+  ASSERT_EQ(run({YOKE_BINARY, "translate", "--model", trained_model().string(), "--input", input.string(), "--output",
+                 out.string(), "--beam", "1", "--max-len-a", "0", "--max-len-b", "5"}, log),
+            0)
+      << slurp(log);
+  EXPECT_NE(slurp(log).find(input.string() + ":2: warning: longer than the model's 1023 source positions"),
+            std::string::npos)
+      << slurp(log);
+  EXPECT_EQ(slurp(log).find(input.string() + ":1: warning"), std::string::npos);
+}
