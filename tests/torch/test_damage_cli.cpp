@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "train/checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace yoke::test;
@@ -148,4 +149,31 @@ TEST(DamageCli, TranslateWarnsWithTheLineNumberWhenItCutsASource) {
             std::string::npos)
       << slurp(log);
   EXPECT_EQ(slurp(log).find(input.string() + ":1: warning"), std::string::npos);
+}
+
+// Kills land anywhere, also while checkpoint_best is being written (a validation every 2
+// updates): every checkpoint left behind must load, and the run must resume.
+TEST(DamageCli, KillsAtRandomTimesNeverLeaveATornCheckpoint) {
+  const auto dir = work_dir() / "killed-often";
+  auto args = train_args(dir, 100000);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--valid_interval") args[i + 1] = "2";
+  uint32_t state = 12345;  // a fixed sequence of delays: the same test on every run
+  int with_best = 0;
+  for (int round = 0; round < 40; ++round) {
+    const pid_t pid = spawn(args, work_dir() / "killed-often.log");
+    state = state * 1664525u + 1013904223u;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 + (state >> 8) % 600));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".ykp") continue;
+      EXPECT_NO_THROW(yoke::load_checkpoint(e.path().string())) << "round " << round << ": " << e.path();
+    }
+    with_best += fs::exists(dir / "checkpoint_best.ykp");
+  }
+  EXPECT_GT(with_best, 0) << "no kill came after a validation; the test proves nothing";
+  auto finish = train_args(dir, 1);  // a finished-or-past limit run resumes and stops at once
+  EXPECT_EQ(run(finish, work_dir() / "killed-often-end.log"), 0) << slurp(work_dir() / "killed-often-end.log");
 }
