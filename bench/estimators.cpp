@@ -1,4 +1,4 @@
-// Does a logit estimator cost anything? (seed 001 §2.2 claims almost nothing.) Trains the
+// Does a logit estimator cost anything? (Liu, Zhai & Chen 2020, §2.2, claim almost nothing.) Trains the
 // reference model (d=256, 3+3 layers, 4 heads, FFN 1024, joint V=8000, tie all) with each
 // estimator on the same fixed batches, in interleaved rounds so that drift in the machine's
 // speed falls on every estimator alike, and reports training tokens/s and the ratio to `dot`.

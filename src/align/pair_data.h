@@ -1,5 +1,5 @@
 // Word pairs for shared-private embeddings from a prepared data directory: align the subword
-// training corpus with IBM-2 and pair the vocabularies (seed 003 §2.1).
+// training corpus with IBM-2 and pair the vocabularies (Liu et al. 2019, §2.1).
 #pragma once
 #include <ostream>
 #include <string>

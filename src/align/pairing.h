@@ -1,4 +1,4 @@
-// Shared-private word pairing (seed 003, section 2.1): each source word shares features with at
+// Shared-private word pairing (Liu et al. 2019, §2.1): each source word shares features with at
 // most one target word, and vice versa, chosen first by lexical meaning (lm: the aligner's
 // A(y|x)), then by identical word form (wf), then by frequency rank among the rest (ur).
 #pragma once

@@ -1,7 +1,7 @@
 // `yoke analyze`: every measurement on a trained model's word matrices, written as files
-// (design.md, "Measurements the toolkit makes"):
-//   norms.svg/.png   histogram of ‖w_i‖, one sample per distinct matrix (seed 001 figure 2)
-//   pca.svg/.png     source and target rows on their top-2 principal components (seed 003 fig. 6)
+// (what `yoke analyze` writes):
+//   norms.svg/.png   histogram of ‖w_i‖, one sample per distinct matrix (Liu, Zhai & Chen 2020, fig. 2)
+//   pca.svg/.png     source and target rows on their top-2 principal components (Liu et al. 2019, fig. 6)
 //   analysis.json    identity, normality, tying gap, norm statistics, estimator, tie, pictures
 // PNGs are written only when an SVG converter is installed.
 #pragma once

@@ -1,5 +1,5 @@
 // Nearest words by cosine: which rows of a word matrix point the same way as a given vector
-// (seed 003 §4: a source word's nearest target words after shared-private training).
+// (Liu et al. 2019, §4: a source word's nearest target words after shared-private training).
 #pragma once
 #include <utility>
 #include <vector>

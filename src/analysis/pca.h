@@ -1,4 +1,4 @@
-// A 2-D picture of several sets of word rows in one coordinate system (seed 003 figure 6):
+// A 2-D picture of several sets of word rows in one coordinate system (Liu et al. 2019, figure 6):
 // principal component analysis of their union, so that source and target rows can be compared.
 #pragma once
 #include <vector>

@@ -1,6 +1,6 @@
-// Measurements on the word matrices of a trained model (design.md, "Measurements the toolkit
-// makes"): row-norm statistics (seed 001 figure 2), the estimator's identity and normality
-// (seed 001 §2.2) and the tying gap (seed 004 exercise 3c). Pure functions: no file I/O.
+// Measurements on the word matrices of a trained model (what `yoke analyze`
+// reports): row-norm statistics (Liu, Zhai & Chen 2020, figure 2), the estimator's identity and normality
+// (Liu, Zhai & Chen 2020, §2.2) and the tying gap (Press & Wolf 2017). Pure functions: no file I/O.
 // The special ids (pad, unk, bos, eos = 0..3) are never words, so they are left out of every
 // measurement as rows; as competitors in an argmax or max they stay in, as at decoding time.
 #pragma once

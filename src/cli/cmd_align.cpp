@@ -32,7 +32,7 @@ int cmd_align(int argc, char** argv) {
 
 int cmd_pair(int argc, char** argv) {
   Command cmd("pair",
-              "Pairs source and target words for shared-private embeddings (seed 003 §2.1): aligns the\n"
+              "Pairs source and target words for shared-private embeddings (Liu et al. 2019, §2.1): aligns the\n"
               "subword training corpus of a data directory, then pairs each source word with at most one\n"
               "target word — lm (by alignment probability, above --threshold), then wf (same form), then\n"
               "ur (by frequency rank). Writes `source<TAB>target<TAB>category<TAB>score`; use it with\n"

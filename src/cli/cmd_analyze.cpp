@@ -1,4 +1,4 @@
-// `yoke analyze`: the measurements of design.md on a trained model's word matrices, as files
+// `yoke analyze`: norms, estimator properties, tying gap and PCA on a trained model's word matrices, as files
 // (norm histogram, PCA picture, analysis.json) and a short summary on standard output.
 #include <cstdio>
 #include <filesystem>

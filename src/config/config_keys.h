@@ -29,7 +29,7 @@
   KEY(tie, Tie, Tie::decoder, "",                                                                                   \
       "none; decoder (target embedding = output projection; Press & Wolf 2017); all (source = target = output, "   \
       "joint vocabulary); src-tgt (source = target, separate output); shared-private (part of each source "        \
-      "word's row shared with one paired target word, seed 003)")                                                   \
+      "word's row shared with one paired target word, Liu et al. 2019)")                                                   \
   KEY(output, Estimator, Estimator::dot, "",                                                                        \
       "the logit estimator on the output matrix: dot (w·h), l2 (row-normalized input and output), "               \
       "square (w·h/‖w‖²), distance (w·h − ½‖w‖²), cosine (w·h/‖w‖)")                                               \

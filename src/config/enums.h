@@ -15,7 +15,7 @@ namespace yoke {
 
 enum class Task { translate, lm };
 
-// How the word matrices are shared (design.md; embed/sharing.h).
+// How the word matrices are shared (embed/sharing.h has the table).
 enum class Tie { none, decoder, all, src_tgt, shared_private };
 
 // The logit estimator on the output matrix (embed/estimator.h).

@@ -1,4 +1,4 @@
-// Logit estimators on an output matrix U with rows w_i (seed 001 §2.2; design.md table):
+// Logit estimators on an output matrix U with rows w_i (Liu, Zhai & Chen 2020, §2.2):
 //   dot       ℓ_i = w_i·h                      (baseline)
 //   l2        ℓ_i = (w_i/‖w_i‖)·h              input lookups use w_i/‖w_i‖ too
 //   square    ℓ_i = w_i·h / ‖w_i‖²

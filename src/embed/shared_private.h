@@ -1,4 +1,4 @@
-// Shared-private bilingual embeddings (seed 003 §2.2, eq. 2–3). Each source word x paired with
+// Shared-private bilingual embeddings (Liu et al. 2019, §2.2, eq. 2–3). Each source word x paired with
 // a target word y in category c ∈ {lm, wf, ur} shares the first λ_c·d columns of its row with
 // y; the other columns are private to each word. Unpaired words are wholly private. Before every
 // lookup the two matrices are assembled from the blocks:

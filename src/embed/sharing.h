@@ -1,9 +1,9 @@
-// The word representations of a model, under one sharing scheme (`tie`, design.md):
+// The word representations of a model, under one sharing scheme (`tie`):
 //   none      source E_s, target E_t, output U        three matrices
 //   decoder   source E_s, target E_t = U              (Press & Wolf)
 //   all       E_s = E_t = U                           one matrix, one joint vocabulary
 //   src-tgt   E_s = E_t, separate U                   one joint vocabulary
-//   shared-private  E_s, E_t assembled from shared and private blocks (seed 003), E_t = U
+//   shared-private  E_s, E_t assembled from shared and private blocks (Liu et al. 2019), E_t = U
 // A language model (no source side) has E_t and U: `none` or `all`.
 // A matrix used in several places is one parameter, so autograd sums the gradients of every use.
 #pragma once
@@ -38,7 +38,7 @@ struct EmbeddingSpec {
   static EmbeddingSpec from_config(const Config&);
 };
 
-// Word-representation parameters (seed 003's Emb.) and the reduction against the untied model
+// Word-representation parameters (the Emb. column of Liu et al. 2019) and the reduction against the untied model
 // with the same vocabularies (Red. = 1 − Emb./Emb.(tie none, full matrices)).
 struct EmbeddingCount {
   int64_t emb = 0;
@@ -47,12 +47,12 @@ struct EmbeddingCount {
 };
 
 // Closed form, from the spec alone (no model needed: `yoke params`). The untied baseline uses
-// the spec's vocabularies unless others are given (seed 003 compares three-way WT on a joint
+// the spec's vocabularies unless others are given (Liu et al. 2019 compare three-way WT on a joint
 // vocabulary against a vanilla model with separate ones).
 EmbeddingCount count_embeddings(const EmbeddingSpec&, int64_t baseline_src_vocab = -1, int64_t baseline_tgt_vocab = -1);
 
-// Where the gradient of the word matrices came from in the last backward passes (seed 004
-// §4.2–4.5): path A = every input lookup, path B = the output projection. share_output =
+// Where the gradient of the word matrices came from in the last backward passes (Iyer et
+// al. 2025): path A = every input lookup, path B = the output projection. share_output =
 // ‖g_B‖² / (‖g_A‖² + ‖g_B‖²), summed over the matrices; cosine_ab = cos(g_A, g_B) on the
 // matrix that serves both roles (NaN when no matrix does: tie none, src-tgt).
 struct GradientPaths {

@@ -48,7 +48,7 @@ nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 10
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
 std::string metric_name(const std::string& key);
 
-// A Markdown table in the style of seed 003's tables, with a title and a legend line.
+// A Markdown table in the style of Liu et al. (2019)'s tables, with a title and a legend line.
 std::string report_markdown(const nlohmann::json& report, const ReportInput& input);
 
 // One row per variant with plain numbers (separate mean and std columns), RFC 4180.

@@ -1,5 +1,5 @@
 // The measurements of `yoke analyze` against values worked out directly: estimator identity and
-// normality (seed 001 §2.2), tying gap (seed 004 exercise 3c), norm statistics and 2-D PCA.
+// normality (Liu, Zhai & Chen 2020, §2.2), tying gap (Press & Wolf 2017), norm statistics and 2-D PCA.
 #include <gtest/gtest.h>
 
 #include <cmath>

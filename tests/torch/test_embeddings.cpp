@@ -1,4 +1,4 @@
-// The sharing schemes and logit estimators against their formulas (design.md; seed 001 §2.2).
+// The sharing schemes and logit estimators against their formulas (Press & Wolf 2017; Liu, Zhai & Chen 2020, §2.2).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +26,7 @@ EmbeddingSpec small_spec(Tie tie, Estimator out, int64_t v = 11, int64_t d = 6) 
 const Estimator kEstimators[] = {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance,
                                  Estimator::cosine};
 
-// ℓ straight from the formulas in design.md, row by row.
+// ℓ straight from the formulas of Liu, Zhai & Chen (2020), row by row.
 at::Tensor direct_logits(Estimator e, const at::Tensor& w, const at::Tensor& h) {
   auto out = at::empty({h.size(0), w.size(0)}, at::kDouble);
   auto wd = w.to(at::kDouble), hd = h.to(at::kDouble);

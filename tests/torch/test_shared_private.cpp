@@ -1,4 +1,4 @@
-// Shared-private bilingual embeddings (seed 003 §2.2): which cells are shared, how gradients
+// Shared-private bilingual embeddings (Liu et al. 2019, §2.2): which cells are shared, how gradients
 // add up, what the parameters cost, and that every estimator trains on them.
 #include <gtest/gtest.h>
 
