@@ -37,9 +37,7 @@ int cmd_eval_lm(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
-  auto m = load_model(model.dir, model.checkpoint, model.device);
-  if (m.config.task != Task::lm)
-    throw InputError(model.dir + " is a translation model (task = " + name_of(m.config.task) + ")");
+  auto m = load_model_for(Task::lm, model.dir, model.checkpoint, model.device);
   std::vector<std::string> lines;
   for (auto& l : read_lines(path))
     if (!is_blank(l)) lines.push_back(std::move(l));

@@ -31,9 +31,7 @@ int cmd_generate(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
-  auto m = load_model(model.dir, model.checkpoint, model.device);
-  if (m.config.task != Task::lm)
-    throw InputError(model.dir + " is a translation model (task = " + name_of(m.config.task) + ")");
+  auto m = load_model_for(Task::lm, model.dir, model.checkpoint, model.device);
   o.seed = uint64_t(seed);
   std::vector<int> ids{lm_start_token(m.config.lm_block > 0)};
   const auto prompt_ids = m.tgt_vocab.encode(prompt);

@@ -31,7 +31,7 @@ int cmd_translate(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
-  auto m = load_model(model.dir, model.checkpoint, model.device);
+  auto m = load_model_for(Task::translate, model.dir, model.checkpoint, model.device);
   std::vector<std::string> lines = read_lines(input);
   if (so.beam < 1) throw InputError("--beam must be at least 1");
   Progress bar("translate", double(lines.size()), "sent", 30.0);

@@ -71,4 +71,14 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   return m;
 }
 
+LoadedModel load_model_for(Task task, const std::string& dir, const std::string& checkpoint_name,
+                           const std::string& device) {
+  LoadedModel m = load_model(dir, checkpoint_name, device);
+  if (m.config.task != task)
+    throw input_error(dir, 0, std::string("is a ") + (m.config.task == Task::lm ? "language" : "translation") +
+                                  " model (task = " + name_of(m.config.task) + "); this command needs task = " +
+                                  name_of(task));
+  return m;
+}
+
 }  // namespace yoke

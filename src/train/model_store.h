@@ -27,6 +27,11 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name);
 // device: cpu, cuda or auto (see compat::device_from_name).
 LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "", const std::string& device = "cpu");
 
+// load_model, and an InputError when the model was trained for another task (an LM given to
+// `yoke translate`, say).
+LoadedModel load_model_for(Task task, const std::string& dir, const std::string& checkpoint_name = "",
+                           const std::string& device = "cpu");
+
 // Vocabulary files of a model or data directory: spm.model, or spm.src.model + spm.tgt.model.
 std::string source_vocab_path(const std::string& dir);
 std::string target_vocab_path(const std::string& dir);

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "file_helpers.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/prepare.h"
@@ -25,23 +26,7 @@ namespace yoke {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "yoke_damage_" + name + "_" + std::to_string(::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
+using test::temp_dir;
 
 TEST(DamagedInput, TruncatedGzipIsAnErrorNamingTheFile) {
   const std::string dir = temp_dir("gz");
@@ -52,14 +37,14 @@ TEST(DamagedInput, TruncatedGzipIsAnErrorNamingTheFile) {
   gzclose(f);
   EXPECT_EQ(read_lines(gz).size(), 5000u);  // whole, it reads as before
   fs::resize_file(gz, fs::file_size(gz) / 2);
-  const std::string msg = error_of([&] { read_lines(gz); });
+  const std::string msg = test::input_error_message([&] { read_lines(gz); });
   EXPECT_NE(msg.find(gz), std::string::npos) << msg;
   EXPECT_NE(msg.find("unexpected end of compressed data after line"), std::string::npos) << msg;
 }
 
 TEST(DamagedOutput, AFullDeviceIsAnErrorAndStaysADevice) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
-  const std::string msg = error_of([] { write_file_atomically("/dev/full", std::string(1 << 16, 'x')); });
+  const std::string msg = test::input_error_message([] { write_file_atomically("/dev/full", std::string(1 << 16, 'x')); });
   EXPECT_NE(msg.find("/dev/full: cannot write: No space left on device"), std::string::npos) << msg;
   EXPECT_TRUE(fs::is_character_file("/dev/full"));  // written through, never renamed over
 }
@@ -75,7 +60,7 @@ TEST(DamagedInput, BinarizedDataFailsItsChecksumWhenABitFlips) {
     f.seekp(-40, std::ios::end);  // inside the target tokens: lengths and offsets stay consistent
     f.put(char(0x7f));
   }
-  const std::string msg = error_of([&] { load_binarized(dir + "/d.bin"); });
+  const std::string msg = test::input_error_message([&] { load_binarized(dir + "/d.bin"); });
   EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
 }
 
@@ -84,7 +69,7 @@ TEST(DamagedInput, TokenIdsOutsideTheVocabularyNameTheFileAndPair) {
   c.add({4, 5}, {6});
   c.add({4, 900}, {6});
   check_token_ids(c, 1000, 10, "train.bin");  // within both vocabularies
-  const std::string msg = error_of([&] { check_token_ids(c, 800, 10, "train.bin"); });
+  const std::string msg = test::input_error_message([&] { check_token_ids(c, 800, 10, "train.bin"); });
   EXPECT_NE(msg.find("train.bin: source token id 900 in pair 2"), std::string::npos) << msg;
 }
 
@@ -105,7 +90,7 @@ TEST(DamagedInput, PrepareRefusesAPreparedDirectoryAndForceReplacesItWhole) {
   std::ostringstream log;
   prepare_data(p, log);
   std::ofstream(dir + "/data/stale-from-before.txt") << "x\n";
-  const std::string msg = error_of([&] { prepare_data(p, log); });
+  const std::string msg = test::input_error_message([&] { prepare_data(p, log); });
   EXPECT_NE(msg.find("already holds a prepared data set; --force replaces it"), std::string::npos) << msg;
   EXPECT_TRUE(fs::exists(dir + "/data/stale-from-before.txt"));  // refused: nothing touched
 
@@ -122,7 +107,7 @@ TEST(DamagedInput, PrepareRefusesAPreparedDirectoryAndForceReplacesItWhole) {
   std::ofstream(dir + "/other/notes.txt") << "mine\n";
   p.force = false;
   p.out_dir = dir + "/other";
-  EXPECT_NE(error_of([&] { prepare_data(p, log); }).find("is not empty"), std::string::npos);
+  EXPECT_NE(test::input_error_message([&] { prepare_data(p, log); }).find("is not empty"), std::string::npos);
 }
 
 TEST(DirLock, ASecondWriterIsRefusedWithTheHoldersPid) {
@@ -140,7 +125,7 @@ TEST(DirLock, ASecondWriterIsRefusedWithTheHoldersPid) {
   }
   char c;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  const std::string msg = error_of([&] { DirLock second(lock_file_in(dir), dir); });
+  const std::string msg = test::input_error_message([&] { DirLock second(lock_file_in(dir), dir); });
   EXPECT_NE(msg.find("in use by another yoke process (pid " + std::to_string(child) + ")"), std::string::npos) << msg;
   ASSERT_EQ(::write(release[1], &c, 1), 1);
   int status = 0;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "file_helpers.h"
 #include "text/data_meta.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -17,20 +18,8 @@ namespace yoke {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "yoke_files_" + name + "_" + std::to_string(::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
+using test::temp_dir;
 
 size_t files_in(const std::string& dir) {
   size_t n = 0;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "file_helpers.h"
 #include "report/report.h"
 #include "report/svg_chart.h"
 #include "report/svg_to_png.h"
@@ -30,19 +31,8 @@ namespace fs = std::filesystem;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-std::string temp_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "yoke_report_" + name + "_" + std::to_string(::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string temp_dir(const std::string& name) { return test::temp_dir("report_" + name); }
+using test::read_file;
 
 // ---------------------------------------------------------------- SVG checks
 

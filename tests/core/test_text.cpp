@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "file_helpers.h"
 #include "batch/batching.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
@@ -70,17 +71,7 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// The message of the InputError thrown by f (fails the test when none is thrown).
-template <typename F>
-std::string input_error_message(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
+using test::input_error_message;
 
 // A small synthetic corpus shared by the vocabulary and prepare tests.
 struct SmallCorpus {

@@ -46,6 +46,16 @@ inline fs::path data_dir() {
   return data;
 }
 
+// `yoke train` on data_dir() with a tiny model (d 32, 1+1 layers, one thread): fast enough to
+// run, kill and resume many times in one test.
+inline std::vector<std::string> tiny_train_args(const fs::path& save_dir, int max_updates, int seed) {
+  return {YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", save_dir.string(),
+          "--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--encoder_layers", "1", "--decoder_layers", "1",
+          "--max_tokens", "300", "--max_updates", std::to_string(max_updates), "--valid_interval", "10",
+          "--valid_bleu", "false", "--threads", "1", "--warmup", "20", "--log_interval", "5", "--seed",
+          std::to_string(seed), "--dropout", "0.1"};
+}
+
 // Starts a command with its standard error in `log`; returns the child's pid.
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   pid_t pid = fork();

@@ -24,11 +24,7 @@ using namespace yoke::test;
 namespace {
 
 std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
-  return {YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", save_dir.string(),
-          "--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--encoder_layers", "1", "--decoder_layers", "1",
-          "--max_tokens", "300", "--max_updates", std::to_string(max_updates), "--valid_interval", "10",
-          "--valid_bleu", "false", "--threads", "1", "--warmup", "20", "--log_interval", "5", "--seed", "3",
-          "--dropout", "0.1"};
+  return tiny_train_args(save_dir, max_updates, 3);
 }
 
 std::map<std::string, at::Tensor> weights(const fs::path& ckpt) {
