@@ -3,10 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <unordered_map>
 
 #include "text/binarized.h"
 #include "text/vocab.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -70,16 +72,13 @@ PairingCounts pair_data(const PairDataOptions& opts, std::ostream& log) {
   for (size_t i = 0; i < in.src_words.size(); ++i) src_id.emplace(in.src_words[i], int(i));
   for (size_t i = 0; i < in.tgt_words.size(); ++i) tgt_id.emplace(in.tgt_words[i], int(i));
   const auto table = aligner.translation_table(std::min(0.01, opts.threshold));
-  std::ofstream table_out;
-  if (!opts.table_path.empty()) {
-    table_out.open(opts.table_path);
-    if (!table_out) throw input_error(opts.table_path, 0, "cannot write");
-  }
+  std::ostringstream table_out;
   for (const auto& [x, y, p] : table) {
     auto xi = src_id.find(x), yi = tgt_id.find(y);
     if (xi != src_id.end() && yi != tgt_id.end()) in.align_prob.emplace_back(xi->second, yi->second, p);
-    if (table_out && p >= 0.01) table_out << x << '\t' << y << '\t' << p << '\n';
+    if (p >= 0.01) table_out << x << '\t' << y << '\t' << p << '\n';
   }
+  if (!opts.table_path.empty()) write_file_atomically(opts.table_path, table_out.str());
   const auto pairs = pair_words(in);
   write_pairs(opts.out_path, pairs, in);
   const auto counts = count_pairs(pairs, in.src_words.size(), in.tgt_words.size());

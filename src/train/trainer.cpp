@@ -174,7 +174,7 @@ void Trainer::load_data() {
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
   fs::create_directories(cfg_.save_dir);
   for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"})
-    if (fs::exists(dir / f)) fs::copy_file(dir / f, fs::path(cfg_.save_dir) / f, fs::copy_options::overwrite_existing);
+    if (fs::exists(dir / f)) copy_file_atomically((dir / f).string(), (fs::path(cfg_.save_dir) / f).string());
 }
 
 LossSums Trainer::forward(const Batch& b) {
@@ -277,7 +277,7 @@ TrainResult Trainer::run() {
   if (cfg_.tie == Tie::shared_private) {
     const auto copy = fs::path(cfg_.save_dir) / "pairs.tsv";
     if (!fs::exists(cfg_.pairs)) throw input_error(cfg_.pairs, 0, "pair file not found (make it with `yoke pair`)");
-    if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) fs::copy_file(cfg_.pairs, copy, fs::copy_options::overwrite_existing);
+    if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) copy_file_atomically(cfg_.pairs, copy.string());
   }
   model_ = build_model(cfg_, cfg_.data);
   model_->to(device_);  // before the flat buffer: it is made where the parameters are
