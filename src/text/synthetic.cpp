@@ -98,9 +98,9 @@ const Lexicon& lexicon() {
         m.make(kTargetSounds, 1, 1), m.make(kTargetSounds, 1, 1), m.make(kTargetSounds, 1, 1)};
     Lexicon l;
     l.determiners = make_class(m, 4, 1, 1, 0, particles);
-    l.nouns = make_class(m, 90, 1, 3, 5, particles);
-    l.verbs = make_class(m, 50, 2, 3, 6, particles);
-    l.adjectives = make_class(m, 45, 2, 3, 0, particles);
+    l.nouns = make_class(m, 60, 1, 3, 5, particles);
+    l.verbs = make_class(m, 30, 2, 3, 6, particles);
+    l.adjectives = make_class(m, 30, 2, 3, 0, particles);
     l.prepositions = make_class(m, 10, 1, 1, 0, particles);
     l.adverbs = make_class(m, 12, 2, 3, 2, particles);
     return l;
