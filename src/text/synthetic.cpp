@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/portable_random.h"
 
@@ -98,9 +99,9 @@ const Lexicon& lexicon() {
         m.make(kTargetSounds, 1, 1), m.make(kTargetSounds, 1, 1), m.make(kTargetSounds, 1, 1)};
     Lexicon l;
     l.determiners = make_class(m, 4, 1, 1, 0, particles);
-    l.nouns = make_class(m, 90, 1, 3, 5, particles);
-    l.verbs = make_class(m, 50, 2, 3, 6, particles);
-    l.adjectives = make_class(m, 45, 2, 3, 0, particles);
+    l.nouns = make_class(m, 60, 1, 3, 5, particles);
+    l.verbs = make_class(m, 30, 2, 3, 6, particles);
+    l.adjectives = make_class(m, 30, 2, 3, 0, particles);
     l.prepositions = make_class(m, 10, 1, 1, 0, particles);
     l.adverbs = make_class(m, 12, 2, 3, 2, particles);
     return l;
@@ -181,30 +182,23 @@ std::string render(const std::vector<std::string>& words) {
   return out + ".";
 }
 
-std::ofstream open_output(const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw input_error(path, 0, std::string("cannot create: ") + std::strerror(errno));
-  return f;
-}
-
 void write_split(const std::string& dir, const std::string& name, size_t count,
                  std::mt19937_64& rng, std::unordered_set<std::string>& seen) {
   const std::string src_path = dir + "/" + name + ".src", tgt_path = dir + "/" + name + ".tgt";
-  std::ofstream src = open_output(src_path), tgt = open_output(tgt_path);
+  std::string src, tgt;
   const Lexicon& lex = lexicon();
   for (size_t i = 0; i < count;) {
     const Pair p = sentence(rng, lex);
     if (p.src.size() < 4 || p.src.size() > 20) continue;
     std::string s = render(p.src);
     if (!seen.insert(s).second) continue;  // keeps valid/test unseen in training
-    src << s << '\n';
-    tgt << render(p.tgt) << '\n';
+    src += s + '\n';
+    tgt += render(p.tgt) + '\n';
     ++i;
   }
-  src.flush();
-  tgt.flush();
-  if (!src) throw input_error(src_path, 0, "write failed");
-  if (!tgt) throw input_error(tgt_path, 0, "write failed");
+  // Whole files only: the demo takes test.tgt, written last, as the sign of a complete corpus.
+  write_file_atomically(src_path, src);
+  write_file_atomically(tgt_path, tgt);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ struct SyntheticOptions {
 //   source: SVO, determiner [number] adjectives noun, prepositions, adverb after the verb;
 //   target: SOV, determiner [number] noun adjectives (reversed), postpositions, adverb before
 //           the verb.
-// About 210 source words with a mostly 1:1 lexicon (a few words become two target words);
+// About 150 source words with a mostly 1:1 lexicon (a few words become two target words);
 // names and numbers (1-99) are written the same on both sides. No sentence occurs twice.
 void write_synthetic_corpus(const std::string& dir, const SyntheticOptions& opts);
 
