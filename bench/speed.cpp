@@ -294,7 +294,7 @@ nlohmann::json part_conv() {
   nlohmann::json rows = nlohmann::json::array();
   for (bool dynamic : {false, true})
     for (int64_t k : {3, 15, 31})
-      for (int64_t t : {8, 16, 32, 48, 64, 96, 128, 256}) {
+      for (int64_t t : {8, 16, 32, 64, 128, 256, 512, 1024}) {
         const int64_t b = std::max<int64_t>(1, 4096 / t);
         auto x = at::randn({b, t, 256}).requires_grad_(true);
         auto w = (dynamic ? at::randn({b, t, 4, k}) : at::randn({4, k})).requires_grad_(true);
@@ -307,7 +307,7 @@ nlohmann::json part_conv() {
           while (seconds_since(t0) < 0.3 || reps < 3) { once(); ++reps; }
           row[method == ConvMethod::band ? "band_ms" : "unfold_ms"] = 1e3 * seconds_since(t0) / reps;
         }
-        row["chosen"] = band_is_faster(t, k) ? "band" : "unfold";
+        row["chosen"] = band_is_faster(t, k, dynamic) ? "band" : "unfold";
         rows.push_back(row);
       }
   return {{"part", "conv"}, {"rows", rows}};

@@ -34,15 +34,16 @@ at::Tensor conv_unfold(const at::Tensor& x, const at::Tensor& kernel, int64_t pa
   const int64_t b = x.size(0), t = x.size(1), c = x.size(2), k = kernel.size(-1), h = kernel.size(-2), r = c / h;
   // [B, T + K − 1, C] → the K taps of every position as a view [B, T, C, K] → [B, T, H, R, K].
   auto taps = at::constant_pad_nd(x, {0, 0, padding, k - 1 - padding}).unfold(1, k, 1).view({b, t, h, r, k});
-  auto w = kernel.dim() == 2 ? kernel.view({1, 1, h, k, 1}) : kernel.unsqueeze(-1);  // [., ., H, K, 1]
-  return at::matmul(taps, w).view({b, t, c});
+  // One broadcast multiply over the strided view and a sum over the taps (a batched product
+  // with an inner size of K would copy the view and run B·T·H tiny GEMMs).
+  auto w = kernel.dim() == 2 ? kernel.view({1, 1, h, 1, k}) : kernel.unsqueeze(3);  // [., ., H, 1, K]
+  return (taps * w).sum(-1).view({b, t, c});
 }
 
 }  // namespace
 
-bool band_is_faster(int64_t length, int64_t kernel_size) {
-  // Measured with `yoke_bench_speed --part conv` (2-core CPU, d 256, 4 heads): see bench/run.sh.
-  return length <= 64 || length <= 2 * kernel_size;
+bool band_is_faster(int64_t length, int64_t kernel_size, bool per_position) {
+  return length <= (per_position ? 48 : 128) * kernel_size;
 }
 
 at::Tensor depthwise_conv(const at::Tensor& x, const at::Tensor& kernel, int64_t padding, ConvMethod method) {
@@ -50,7 +51,7 @@ at::Tensor depthwise_conv(const at::Tensor& x, const at::Tensor& kernel, int64_t
   const int64_t k = kernel.size(-1);
   TORCH_CHECK(padding >= 0 && padding < k, "depthwise_conv: padding ", padding, " for kernel size ", k);
   TORCH_CHECK(x.size(2) % kernel.size(-2) == 0, "depthwise_conv: heads must divide the channels");
-  if (method == ConvMethod::automatic) method = band_is_faster(x.size(1), k) ? ConvMethod::band : ConvMethod::unfold;
+  if (method == ConvMethod::automatic) method = band_is_faster(x.size(1), k, kernel.dim() == 4) ? ConvMethod::band : ConvMethod::unfold;
   return method == ConvMethod::band ? conv_band(x, kernel, padding) : conv_unfold(x, kernel, padding);
 }
 

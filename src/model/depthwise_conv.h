@@ -11,7 +11,8 @@
 //           one batched matrix product; O(T²·C) multiply-adds, but in a GEMM, and the fastest for
 //           the short sentences of translation (T up to a few K).
 //   unfold: a strided view of the K taps of every position, then a product over K; O(T·K·C),
-//           for long sequences where T² would dominate.
+//           for long sequences where T² would dominate (a broadcast multiply over the view
+//           and a sum over K; it reads K copies of the input).
 #pragma once
 #include "compat/torch.h"
 
@@ -19,8 +20,12 @@ namespace yoke {
 
 enum class ConvMethod { automatic, band, unfold };
 
-// Sequences up to this many positions (for kernel size K) use the band method.
-bool band_is_faster(int64_t length, int64_t kernel_size);
+// Whether the band method is the faster for this length and kernel size (per_position: a
+// DynamicConv kernel). On a CPU the band's time grows with T and unfold's with K (it is memory-
+// bound, K copies of the input): `yoke_bench_speed --part conv` measured the crossover at
+// T ≈ 130·K (LightConv, one band for the batch) and T ≈ 50·K (DynamicConv) on 2 cores, d 256;
+// translation batches (T < 100) always take the band.
+bool band_is_faster(int64_t length, int64_t kernel_size, bool per_position);
 
 at::Tensor depthwise_conv(const at::Tensor& x, const at::Tensor& kernel, int64_t padding,
                           ConvMethod method = ConvMethod::automatic);
