@@ -3,6 +3,9 @@
 # joint V 32000, tie all) trained by yoke and by plain PyTorch (eager, and under torch.compile)
 # on the same batches, in this run, on this GPU; model-FLOP utilisation against the GPU's
 # measured bf16 matrix-product peak; greedy and beam-5 translation of 1000 sentences.
+# The same model with Wu et al. (2019)'s lightweight and dynamic convolutions in place of
+# self-attention (kernels 3, 7, 15, 31, 31, 31) trains and decodes in the same run, under the same
+# bf16 autocast, for tokens/s side by side with the Transformer.
 # Last line: one JSON object with every figure and ratio.
 #
 #   bench/gpu.sh [--build-dir DIR] [--steps N] [--batch-tokens N]
@@ -30,11 +33,16 @@ echo "bench (GPU): $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 step "$B" --part matmul --device cuda
 for r in 1 2; do  # alternating rounds: drift in clocks hits both
   step "$B" --part train --workload "$W" --steps "$steps" --device cuda
+  for arch in lightconv dynamicconv; do step "$B" --part train --workload "$W" --steps "$steps" --device cuda --arch "$arch"; done
   step "$PYTHON" bench/reference_pytorch.py train "$W" --steps "$steps" --device cuda
 done
 step "$PYTHON" bench/reference_pytorch.py train "$W" --steps "$steps" --device cuda --compile || echo "  torch.compile failed" >&2
 step "$B" --part greedy --workload "$W" --device cuda
 step "$B" --part beam --workload "$W" --device cuda
+for arch in lightconv dynamicconv; do
+  step "$B" --part greedy --workload "$W" --device cuda --arch "$arch"
+  step "$B" --part beam --workload "$W" --device cuda --arch "$arch"
+done
 step "$PYTHON" bench/reference_pytorch.py greedy "$W" --device cuda --cache --batch 500
 "$PYTHON" bench/summarize_gpu.py "$out/results.jsonl"
 rm -rf "$out"

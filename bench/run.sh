@@ -6,6 +6,9 @@
 # yoke runs its OpenMP threads with OMP_WAIT_POLICY=PASSIVE (src/util/thread_policy.h); the
 # reference runs both with LibTorch's default (spinning) and with PASSIVE, and the faster of the
 # two is the one yoke is compared against.
+# The same model with Wu et al. (2019)'s lightweight and dynamic convolutions in place of
+# self-attention (--arch lightconv | dynamicconv) trains and decodes in the same rounds, so the
+# architectures' tokens/s stand side by side; --part conv times the convolution's two methods.
 # Prints a table; the last line is one JSON object with every figure and ratio.
 #
 #   bench/run.sh [--quick]      (--quick: 200 sentences, 3 training steps: a smoke run, not a measurement)
@@ -26,12 +29,20 @@ echo "bench: $(nproc) cores, $steps training steps × $rounds rounds, $sentences
 step build/yoke_bench_speed --part matmul
 for r in $(seq "$rounds"); do
   step build/yoke_bench_speed --part train --workload "$W" --steps "$steps"
+  for arch in lightconv dynamicconv; do
+    step build/yoke_bench_speed --part train --workload "$W" --steps "$steps" --arch "$arch"
+  done
   step env -u OMP_WAIT_POLICY /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
   step env OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/reference_pytorch.py train "$W" --steps "$steps"
 done
 step build/yoke_bench_speed --part profile --workload "$W" --steps "$steps"
 step build/yoke_bench_speed --part greedy --workload "$W" --sentences "$sentences"
 step build/yoke_bench_speed --part beam --workload "$W" --sentences "$sentences"
+for arch in lightconv dynamicconv; do
+  step build/yoke_bench_speed --part greedy --workload "$W" --sentences "$sentences" --arch "$arch"
+  step build/yoke_bench_speed --part beam --workload "$W" --sentences "$sentences" --arch "$arch"
+done
+step build/yoke_bench_speed --part conv
 for policy in default PASSIVE; do
   env=(env -u OMP_WAIT_POLICY); [ "$policy" = default ] || env=(env OMP_WAIT_POLICY="$policy")
   step "${env[@]}" /usr/bin/python3 bench/reference_pytorch.py greedy "$W" --sentences "$sentences" --cache

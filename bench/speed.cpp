@@ -8,6 +8,13 @@
 //   --part train                 training steps: tokens/s, model GFLOP/s (bf16 autocast on a GPU)
 //   --part profile               where a training step's time goes, phase by phase (CPU)
 //   --part greedy | beam         translation of the workload's sentences (beam 5)
+//   --part conv                  the depthwise convolution alone (Wu et al. 2019), band against
+//                                unfold, forward + backward, by length and kernel size: where
+//                                depthwise_conv switches from one to the other
+// --arch transformer|lightconv|dynamicconv (train, profile, greedy, beam): the same d, depth,
+// heads and FFN with convolutions in place of self-attention, kernels from Wu et al.'s lists cut to
+// the depth (3, 7, 15 for ref); these rows are reported as impl "yoke-<arch>", without GFLOP/s
+// (training_flops counts attention).
 // Sizes: ref = d 256, 3+3 layers, 4 heads, FFN 1024, joint V 8000 (the CPU reference model);
 // base = Transformer base, d 512, 6+6 layers, 8 heads, FFN 2048, joint V 32000. Tie all.
 // Each part prints one JSON object (with the process's peak RSS) on its last line.
@@ -28,6 +35,7 @@
 #include "decode/translator.h"
 #include "loss/batch_loss.h"
 #include "loss/fused_loss.h"
+#include "model/depthwise_conv.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 #include "util/thread_policy.h"
@@ -59,8 +67,11 @@ double peak_rss_mb() {
   return double(u.ru_maxrss) / 1024.0;
 }
 
+std::string g_arch = "transformer";  // --arch
+
 std::shared_ptr<Transformer> reference_model(const ModelSize& m, const at::Device& device) {
   Config cfg;
+  cfg.arch = g_arch;
   cfg.src_vocab_size = cfg.tgt_vocab_size = int(m.vocab);
   cfg.joint_vocab = true;
   cfg.tie = Tie::all;
@@ -68,6 +79,7 @@ std::shared_ptr<Transformer> reference_model(const ModelSize& m, const at::Devic
   cfg.encoder_layers = cfg.decoder_layers = int(m.layers);
   cfg.heads = int(m.heads);
   cfg.ffn_dim = int(m.ffn);
+  cfg.validate();
   at::manual_seed(1);
   auto model = build_model(cfg);
   model->to(device);
@@ -215,8 +227,10 @@ nlohmann::json part_train(const Workload& w, int steps, const at::Device& device
   }
   sync(device);
   const double s = seconds_since(t0);
-  return {{"part", "train"}, {"steps", steps}, {"tokens", tokens}, {"seconds", s}, {"tokens_per_s", double(tokens) / s},
-          {"gflops", flops / s / 1e9}, {"params", opt.params().numel()}, {"device", device.str()}};
+  nlohmann::json j = {{"part", "train"}, {"steps", steps}, {"tokens", tokens}, {"seconds", s},
+                      {"tokens_per_s", double(tokens) / s}, {"params", opt.params().numel()}, {"device", device.str()}};
+  if (g_arch == "transformer") j["gflops"] = flops / s / 1e9;
+  return j;
 }
 
 // Where a training step's time goes: each phase timed on its own (the CPU runs them in order,
@@ -274,6 +288,31 @@ nlohmann::json part_decode(const Workload& w, int beam, int sentences, const at:
           {"sentences_per_s", double(src.size()) / s}, {"tokens", tokens}};
 }
 
+// Band against unfold (model/depthwise_conv.h): forward + backward of one convolution over
+// ~4096 tokens of width 256 in 4 heads, both kernels, by length and kernel size.
+nlohmann::json part_conv() {
+  nlohmann::json rows = nlohmann::json::array();
+  for (bool dynamic : {false, true})
+    for (int64_t k : {3, 15, 31})
+      for (int64_t t : {8, 16, 32, 64, 128, 256, 512, 1024}) {
+        const int64_t b = std::max<int64_t>(1, 4096 / t);
+        auto x = at::randn({b, t, 256}).requires_grad_(true);
+        auto w = (dynamic ? at::randn({b, t, 4, k}) : at::randn({4, k})).requires_grad_(true);
+        nlohmann::json row = {{"kernel", dynamic ? "dynamic" : "light"}, {"K", k}, {"T", t}};
+        for (auto method : {ConvMethod::band, ConvMethod::unfold}) {
+          auto once = [&] { depthwise_conv(x, w, k / 2, method).sum().backward(); };
+          once();
+          int reps = 0;
+          const auto t0 = Clock::now();
+          while (seconds_since(t0) < 0.3 || reps < 3) { once(); ++reps; }
+          row[method == ConvMethod::band ? "band_ms" : "unfold_ms"] = 1e3 * seconds_since(t0) / reps;
+        }
+        row["chosen"] = band_is_faster(t, k, dynamic) ? "band" : "unfold";
+        rows.push_back(row);
+      }
+  return {{"part", "conv"}, {"rows", rows}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +332,7 @@ int main(int argc, char** argv) {
     else if (k == "--device") device_name = v;
     else if (k == "--batch-tokens") batch_tokens = std::atoll(v.c_str());
     else if (k == "--batches") batches = std::atoi(v.c_str());
+    else if (k == "--arch") g_arch = v;
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
   }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -303,6 +343,8 @@ int main(int argc, char** argv) {
     if (part == "workload") {
       write_workload(out, ModelSize::named(size), batches, batch_tokens, 1000);
       j = {{"part", "workload"}, {"file", out}, {"size", size}};
+    } else if (part == "conv") {
+      j = part_conv();
     } else if (part == "matmul") {
       j = part_matmul(device);
     } else if (part == "train" || part == "greedy" || part == "beam" || part == "profile") {
@@ -311,12 +353,14 @@ int main(int argc, char** argv) {
           : part == "profile" ? part_profile(w, steps)
                               : part_decode(w, part == "beam" ? 5 : 1, sentences, device);
     } else {
-      std::fprintf(stderr, "usage: yoke_bench_speed --part workload|matmul|train|profile|greedy|beam [--workload F] [--out F]\n"
+      std::fprintf(stderr, "usage: yoke_bench_speed --part workload|matmul|train|profile|greedy|beam|conv [--workload F] [--out F]\n"
                            "       [--size ref|base] [--batch-tokens N] [--batches N] [--device cpu|cuda]\n"
+                           "       [--arch transformer|lightconv|dynamicconv]\n"
                            "       [--steps N] [--sentences N] [--threads N]\n");
       return 2;
     }
-    j["impl"] = "yoke";
+    j["impl"] = g_arch == "transformer" ? "yoke" : "yoke-" + g_arch;
+    j["arch"] = g_arch;
     j["threads"] = threads;
     j["peak_rss_mb"] = peak_rss_mb();
     std::printf("%s\n", j.dump().c_str());

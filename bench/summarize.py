@@ -96,4 +96,26 @@ if prof:
     print("training step, where the time goes (yoke):")
     for k, v in sorted(s["train_profile"].items(), key=lambda kv: -kv[1]["share"]):
         print(f"  {k:50s} {v['seconds_per_step']:7.3f} s  {100 * v['share']:5.1f}%")
+# Wu et al. (2019)'s convolutions against the Transformer of the same size, in the same run.
+archs = [a for a in ("lightconv", "dynamicconv") if ("yoke-" + a, "train") in by]
+if archs:
+    s["arch_comparison"] = {}
+    print("architectures (same d, depth, heads, FFN; yoke):      train tokens/s   vs transformer   greedy sent/s   beam-5 sent/s")
+    for a in ["transformer"] + archs:
+        impl = "yoke" if a == "transformer" else "yoke-" + a
+        row = {"train_tokens_per_s": raw(impl, "train", "tokens_per_s"), "params": raw(impl, "train", "params"),
+               "greedy_sentences_per_s": raw(impl, "greedy", "sentences_per_s"),
+               "beam5_sentences_per_s": raw(impl, "beam", "sentences_per_s")}
+        row["train_vs_transformer"] = row["train_tokens_per_s"] / t["yoke"]
+        s["arch_comparison"][a] = row
+        print(f"  {a:14s} {row['params']:12.0f} params   {row['train_tokens_per_s']:10.0f}   {row['train_vs_transformer']:10.2f}"
+              f"   {row['greedy_sentences_per_s']:12.1f}   {row['beam5_sentences_per_s']:12.1f}")
+conv = by.get(("yoke", "conv"))
+if conv:
+    s["depthwise_conv_ms"] = conv[0]["rows"]
+    print("depthwise convolution, forward + backward ms (band / unfold; * = the method chosen):")
+    for row in conv[0]["rows"]:
+        b, u = row["band_ms"], row["unfold_ms"]
+        print(f"  {row['kernel']:8s} K={row['K']:3d} T={row['T']:4d}   band {b:7.2f}{'*' if row['chosen'] == 'band' else ' '}"
+              f"   unfold {u:7.2f}{'*' if row['chosen'] == 'unfold' else ' '}")
 print(json.dumps(s))

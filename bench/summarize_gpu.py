@@ -32,6 +32,19 @@ def main(path):
           f"yoke / compile {f(out['ratios']['train_vs_pytorch_compile'], '{:.2f}')}")
     for k, v in dec.items():
         print(f"decoding sentences/s  {k:22s} {v:8.1f}")
+    # Wu et al. (2019)'s convolutions in place of self-attention, same size, same batches.
+    arch = {}
+    for a in ("lightconv", "dynamicconv"):
+        t = best(pick("yoke-" + a, "train"), "tokens_per_s")
+        if t is None:
+            continue
+        arch[a] = {"train_tokens_per_s": t, "vs_transformer": ratio(t, tok["yoke"]),
+                   "greedy_sentences_per_s": best(pick("yoke-" + a, "greedy"), "sentences_per_s"),
+                   "beam_sentences_per_s": best(pick("yoke-" + a, "beam"), "sentences_per_s")}
+        print(f"training tokens/s  yoke {a:11s} {f(t):>9s}   vs transformer {f(arch[a]['vs_transformer'], '{:.2f}')}"
+              f"   greedy {f(arch[a]['greedy_sentences_per_s'], '{:.1f}')} / beam-5 {f(arch[a]['beam_sentences_per_s'], '{:.1f}')} sentences/s")
+    if arch:
+        out["arch_comparison"] = arch
     print(json.dumps(out))
 
 

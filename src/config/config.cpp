@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <type_traits>
 
 #include "util/error.h"
@@ -220,6 +221,52 @@ void Config::validate() const {
   for (const auto& [key, l] : {std::pair<const char*, double>{"lambda_lm", lambda_lm}, {"lambda_wf", lambda_wf},
                                {"lambda_ur", lambda_ur}})
     if (l < 0 || l > 1) throw InputError(std::string(key) + " must be in [0, 1]" + from(key));
+  if (conv_weight_dropout < 0 || conv_weight_dropout >= 1)
+    throw InputError("conv_weight_dropout must be in [0, 1)" + from("conv_weight_dropout"));
+  if (convolutional()) {
+    const auto enc = encoder_kernel_sizes(), dec = decoder_kernel_sizes();
+    // Wu et al. 2019's kernels grow with depth; one set of weights for every layer needs one size.
+    for (const auto& [key, sizes] : {std::pair<const char*, const std::vector<int>&>{"encoder_kernels", enc},
+                                     {"decoder_kernels", dec}})
+      if (cross_layer && std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<int>()) != sizes.end())
+        throw InputError(std::string("cross_layer = true reuses one layer's weights, but ") + key + " = " +
+                         (key == std::string("encoder_kernels") ? encoder_kernels : decoder_kernels) +
+                         " gives the layers different kernel sizes; set one size (e.g. " + key + " = 7)" +
+                         (from(key).empty() ? from("cross_layer") : from(key)));
+  }
+}
+
+namespace {
+// "3, 7,15" → per-layer sizes: one value repeats for every layer, a longer list is cut to `layers`.
+std::vector<int> kernel_list(const std::string& key, const std::string& text, int layers, const std::string& where) {
+  std::vector<int> sizes;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = trim(text.substr(start, comma - start));
+    int k = 0;
+    if (!parse_value(item, k, "").empty() || k < 1)
+      throw InputError(key + " = " + text + ": expected positive whole numbers separated by commas" + where);
+    sizes.push_back(k);
+    start = comma + 1;
+  }
+  if (sizes.size() == 1) sizes.assign(size_t(std::max(layers, 0)), sizes[0]);
+  if (int(sizes.size()) < layers)
+    throw InputError(key + " = " + text + ": " + std::to_string(sizes.size()) + " kernel sizes for " +
+                     std::to_string(layers) + " layers (give one per layer, or one for all)" + where);
+  sizes.resize(size_t(std::max(layers, 0)));
+  return sizes;
+}
+}  // namespace
+
+std::vector<int> Config::encoder_kernel_sizes() const {
+  const auto it = origin.find("encoder_kernels");
+  return kernel_list("encoder_kernels", encoder_kernels, task == Task::lm ? 0 : encoder_layers,
+                     it == origin.end() ? "" : at_origin(it->second));
+}
+
+std::vector<int> Config::decoder_kernel_sizes() const {
+  const auto it = origin.find("decoder_kernels");
+  return kernel_list("decoder_kernels", decoder_kernels, decoder_layers, it == origin.end() ? "" : at_origin(it->second));
 }
 
 Config load_config_file(const std::string& path) {

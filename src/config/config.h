@@ -33,6 +33,11 @@ struct Config {
   static Config from_json(const nlohmann::json&);
   // Checks combinations that single values cannot (e.g. d_model % heads); throws InputError.
   void validate() const;
+  // arch = lightconv | dynamicconv: the kernel size of each encoder / decoder layer, read from
+  // encoder_kernels / decoder_kernels (see their help); throws InputError for a bad list.
+  std::vector<int> encoder_kernel_sizes() const;
+  std::vector<int> decoder_kernel_sizes() const;
+  bool convolutional() const { return arch != "transformer"; }
 };
 
 // One key as `yoke train --help` and the README describe it.

@@ -14,6 +14,9 @@
   KEY(joint_vocab, bool, false, "", "one vocabulary for both languages (taken from the data when data is set)")     \
   KEY(lm_block, int, 0, "", "task = lm: 0 = one sentence per row (padded); N = the text as a stream in blocks of N tokens") \
   SECTION("model sizes")                                                                                            \
+  KEY(arch, std::string, "transformer", "transformer|lightconv|dynamicconv",                                        \
+      "self-attention sublayers (transformer), or Wu et al. 2019's lightweight (lightconv) or dynamic "            \
+      "(dynamicconv) convolutions in their place; decoders keep encoder-decoder attention")                        \
   KEY(encoder_layers, int, 3, "", "encoder layers (ignored for task = lm)")                                         \
   KEY(decoder_layers, int, 3, "", "decoder layers")                                                                 \
   KEY(d_model, int, 256, "", "model width: the embedding and hidden size")                                          \
@@ -25,6 +28,15 @@
   KEY(norm, std::string, "pre", "pre|post", "layer norm before (pre) or after (post) each sublayer")                \
   KEY(positions, std::string, "sinusoidal", "sinusoidal|learned", "position embeddings: fixed sinusoids or learned") \
   KEY(max_positions, int, 1024, "", "longest sequence the position embeddings cover")                               \
+  SECTION("convolutions (arch = lightconv or dynamicconv; Wu et al. 2019)")                                          \
+  KEY(encoder_kernels, std::string, "3,7,15,31,31,31,31", "",                                                       \
+      "kernel size per encoder layer, comma-separated; one value = every layer; a longer list uses its first "     \
+      "encoder_layers values")                                                                                      \
+  KEY(decoder_kernels, std::string, "3,7,15,31,31,31", "",                                                          \
+      "kernel size per decoder layer (causal), as encoder_kernels")                                                 \
+  KEY(conv_glu, bool, true, "", "input projection d→2d with a GLU before the convolution; false = a linear d→d")   \
+  KEY(conv_weight_softmax, bool, true, "", "kernels are softmax-normalised over their taps")                        \
+  KEY(conv_weight_dropout, double, 0.0, "", "DropConnect rate on the normalised kernels, in [0, 1)")                \
   SECTION("embeddings")                                                                                             \
   KEY(tie, Tie, Tie::decoder, "",                                                                                   \
       "none; decoder (target embedding = output projection; Press & Wolf 2017); all (source = target = output, "   \

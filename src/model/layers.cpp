@@ -28,8 +28,14 @@ at::Tensor FeedForward::operator()(const at::Tensor& x) {
   return at::linear(h, w2, b2);
 }
 
-EncoderLayer::EncoderLayer(const LayerSpec& s) : spec_(s) {
-  attn_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+EncoderLayer::EncoderLayer(const LayerSpec& s, const std::optional<ConvBlockSpec>& conv) : spec_(s) {
+  if (conv) {
+    auto c = *conv;
+    c.causal = false;
+    conv_ = register_module("self_conv", std::make_shared<ConvBlock>(c));
+  } else {
+    attn_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+  }
   ffn_ = register_module("ffn", std::make_shared<FeedForward>(s.dim, s.ffn_dim, s.activation_dropout));
   norm_attn_ = register_module("self_attn_norm", std::make_shared<LayerNorm>(s.dim));
   norm_ffn_ = register_module("ffn_norm", std::make_shared<LayerNorm>(s.dim));
@@ -37,13 +43,22 @@ EncoderLayer::EncoderLayer(const LayerSpec& s) : spec_(s) {
 
 at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& pad_mask) {
   auto y = Residual(spec_, *norm_attn_, is_training())(x, [&](const at::Tensor& z) {
-    return attn_->self_attend(z, pad_mask);
+    if (!conv_) return attn_->self_attend(z, pad_mask);
+    // Padded positions are zeroed before the convolution, so they never leak into real ones.
+    return conv_->forward(z, pad_mask.defined() ? pad_mask.view({z.size(0), z.size(1), 1}).lt(0) : at::Tensor());
   });
   return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });
 }
 
-DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention) : spec_(s) {
-  self_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention, const std::optional<ConvBlockSpec>& conv)
+    : spec_(s) {
+  if (conv) {
+    auto c = *conv;
+    c.causal = true;
+    conv_ = register_module("self_conv", std::make_shared<ConvBlock>(c));
+  } else {
+    self_ = register_module("self_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
+  }
   norm_self_ = register_module("self_attn_norm", std::make_shared<LayerNorm>(s.dim));
   if (cross_attention) {
     cross_ = register_module("cross_attn", std::make_shared<MultiheadAttention>(s.dim, s.heads, s.attention_dropout));
@@ -54,9 +69,10 @@ DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention) : spec_(s) 
 }
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
-                                 const at::Tensor& memory_mask, KeyValues* self_cache) {
+                                 const at::Tensor& memory_mask, KeyValues* self_cache, at::Tensor* conv_buffer) {
   auto y = Residual(spec_, *norm_self_, is_training())(x, [&](const at::Tensor& z) {
-    return self_->self_attend(z, self_mask, self_cache);
+    // The convolution is causal by construction: no mask; padding sits only at the end of a row.
+    return conv_ ? conv_->forward(z, at::Tensor(), conv_buffer) : self_->self_attend(z, self_mask, self_cache);
   });
   if (cross_) {
     y = Residual(spec_, *norm_cross_, is_training())(y, [&](const at::Tensor& z) {

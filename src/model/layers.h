@@ -1,7 +1,11 @@
-// Transformer layers (Vaswani et al. 2017), pre-norm or post-norm, and position encodings.
+// Transformer layers (Vaswani et al. 2017), pre-norm or post-norm, and position encodings. A
+// layer's self-attention may be replaced by a convolution block (Wu et al. 2019; model/conv_block.h).
 #pragma once
+#include <optional>
+
 #include "compat/torch.h"
 #include "model/attention.h"
+#include "model/conv_block.h"
 
 namespace yoke {
 
@@ -45,30 +49,35 @@ class Residual {
   bool training_;
 };
 
+// `conv`: a convolution block in place of self-attention (its causal flag is set by the layer).
 class EncoderLayer : public torch::nn::Module {
  public:
-  explicit EncoderLayer(const LayerSpec& spec);
+  explicit EncoderLayer(const LayerSpec& spec, const std::optional<ConvBlockSpec>& conv = std::nullopt);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& pad_mask);
 
  private:
   LayerSpec spec_;
   std::shared_ptr<MultiheadAttention> attn_;
+  std::shared_ptr<ConvBlock> conv_;
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<LayerNorm> norm_attn_, norm_ffn_;
 };
 
 class DecoderLayer : public torch::nn::Module {
  public:
-  DecoderLayer(const LayerSpec& spec, bool cross_attention);
+  DecoderLayer(const LayerSpec& spec, bool cross_attention, const std::optional<ConvBlockSpec>& conv = std::nullopt);
   // memory: the encoder's keys/values for this layer (undefined k for a language model).
+  // Incremental decoding passes the layer's cache: self_cache (attention) or conv_buffer
+  // (convolution: its last K − 1 inputs), whichever the layer has.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
-                     const at::Tensor& memory_mask, KeyValues* self_cache = nullptr);
+                     const at::Tensor& memory_mask, KeyValues* self_cache = nullptr, at::Tensor* conv_buffer = nullptr);
   KeyValues project_memory(const at::Tensor& memory) const { return cross_->project_memory(memory); }
   bool has_cross() const { return static_cast<bool>(cross_); }
 
  private:
   LayerSpec spec_;
   std::shared_ptr<MultiheadAttention> self_, cross_;
+  std::shared_ptr<ConvBlock> conv_;
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<LayerNorm> norm_self_, norm_cross_, norm_ffn_;
 };

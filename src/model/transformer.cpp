@@ -22,25 +22,50 @@ ModelSpec ModelSpec::from_config(const Config& c) {
   s.max_positions = c.max_positions;
   s.learned_positions = c.positions == "learned";
   s.cross_layer = c.cross_layer;
+  if (c.convolutional()) {
+    ConvBlockSpec conv;
+    conv.kernel.dim = c.d_model;
+    conv.kernel.heads = c.heads;
+    conv.kernel.dynamic = c.arch == "dynamicconv";
+    conv.kernel.weight_softmax = c.conv_weight_softmax;
+    conv.kernel.weight_dropout = c.conv_weight_dropout;
+    conv.glu = c.conv_glu;
+    s.conv = conv;
+    for (int k : c.encoder_kernel_sizes()) s.encoder_kernels.push_back(k);
+    for (int k : c.decoder_kernel_sizes()) s.decoder_kernels.push_back(k);
+  }
   return s;
 }
 
 void DecoderState::select(const at::Tensor& index) {
-  for (auto& kv : self) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
-  for (auto& kv : cross) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  // Convolution layers have no keys/values, attention layers no input buffer.
+  for (auto* kvs : {&self, &cross})
+    for (auto& kv : *kvs)
+      if (kv.k.defined()) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  for (auto& b : conv) if (b.defined()) b = b.index_select(0, index);
   if (memory_mask.defined()) memory_mask = memory_mask.index_select(0, index);
 }
 
 Transformer::Transformer(const ModelSpec& m, const EmbeddingSpec& e) : spec_(m) {
   embeddings = register_module("embeddings", std::make_shared<WordEmbeddings>(e));
+  // The convolution of layer i of a stack, with its own kernel size (none for the Transformer).
+  auto conv_of = [&](const std::vector<int64_t>& kernels, int64_t i) -> std::optional<ConvBlockSpec> {
+    if (!m.conv) return std::nullopt;
+    TORCH_CHECK(i < int64_t(kernels.size()), "ModelSpec: no kernel size for convolution layer ", i);
+    auto c = *m.conv;
+    c.kernel.kernel_size = kernels[size_t(i)];
+    return c;
+  };
   for (int64_t i = 0; i < m.encoder_layers; ++i) {
     if (m.cross_layer && i > 0) { encoder_.push_back(encoder_.front()); continue; }
-    encoder_.push_back(register_module("encoder" + std::to_string(i), std::make_shared<EncoderLayer>(m.layer)));
+    encoder_.push_back(register_module("encoder" + std::to_string(i),
+                                       std::make_shared<EncoderLayer>(m.layer, conv_of(m.encoder_kernels, i))));
   }
   for (int64_t i = 0; i < m.decoder_layers; ++i) {
     if (m.cross_layer && i > 0) { decoder_.push_back(decoder_.front()); continue; }
     decoder_.push_back(register_module("decoder" + std::to_string(i),
-                                       std::make_shared<DecoderLayer>(m.layer, !m.language_model)));
+                                       std::make_shared<DecoderLayer>(m.layer, !m.language_model,
+                                                                      conv_of(m.decoder_kernels, i))));
   }
   if (m.layer.pre_norm) {
     if (m.encoder_layers > 0) encoder_norm_ = register_module("encoder_norm", std::make_shared<LayerNorm>(m.layer.dim));
@@ -98,6 +123,7 @@ at::Tensor Transformer::decode(const at::Tensor& tgt_in, const EncoderOutput* en
 DecoderState Transformer::start(const EncoderOutput* enc) {
   DecoderState s;
   s.self.resize(decoder_.size());
+  s.conv.resize(decoder_.size());
   if (enc) {
     for (auto& layer : decoder_) s.cross.push_back(layer->project_memory(enc->memory));
     s.memory_mask = enc->mask;
@@ -110,7 +136,7 @@ DecoderState Transformer::start(const EncoderOutput* enc) {
 at::Tensor Transformer::step(const at::Tensor& tokens, DecoderState& s) {
   auto x = add_positions(embeddings->embed_target(tokens.view({-1, 1})), s.position);
   for (size_t i = 0; i < decoder_.size(); ++i)
-    x = decoder_[i]->forward(x, at::Tensor(), s.cross[i], s.memory_mask, &s.self[i]);
+    x = decoder_[i]->forward(x, at::Tensor(), s.cross[i], s.memory_mask, &s.self[i], &s.conv[i]);
   ++s.position;
   return final_decoder_norm(x).squeeze(1);
 }

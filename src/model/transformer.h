@@ -1,7 +1,10 @@
 // The Transformer: encoder-decoder for translation, or decoder-only for language modelling
-// (encoder_layers = 0 and no cross-attention). Word representations come from WordEmbeddings,
+// (encoder_layers = 0 and no cross-attention). With arch = lightconv | dynamicconv its
+// self-attention sublayers are Wu et al. 2019's convolution blocks (model/conv_block.h), with
+// the kernel size of each layer from ModelSpec; everything else is the same model. Word representations come from WordEmbeddings,
 // so every sharing scheme and logit estimator applies to both.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "embed/sharing.h"
@@ -18,6 +21,9 @@ struct ModelSpec {
   bool learned_positions = false;
   bool cross_layer = false;    // one set of layer weights reused by every layer of a stack
   bool language_model = false;
+  // Convolutions in place of self-attention (Wu et al. 2019): set when conv is.
+  std::optional<ConvBlockSpec> conv;                    // the kernel size in it is unused
+  std::vector<int64_t> encoder_kernels, decoder_kernels;  // one per layer
   static ModelSpec from_config(const Config&);
 };
 
@@ -29,6 +35,7 @@ struct EncoderOutput {
 // What incremental decoding keeps between steps.
 struct DecoderState {
   std::vector<KeyValues> self, cross;
+  std::vector<at::Tensor> conv;  // convolution layers: the last K − 1 inputs [N, K − 1, d]
   at::Tensor memory_mask;
   int64_t position = 0;
   // Keeps the rows `index` (beam reordering, dropping finished sentences).

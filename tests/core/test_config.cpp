@@ -158,3 +158,34 @@ TEST(ConfigKeys, MarkdownHasARowPerKey) {
   for (const auto& k : config_keys()) EXPECT_NE(md.find("| `" + k.name + "` |"), std::string::npos) << k.name;
   EXPECT_NE(md.find("| `tie` | `none`, `decoder`, `all`, `src-tgt`, `shared-private` | `decoder` |"), std::string::npos);
 }
+
+// arch = lightconv | dynamicconv: per-layer kernel sizes from a comma list (one value = every
+// layer; the paper's longer default list is cut to the depth), with errors that name the key.
+TEST(ConfigKernels, ListsAreReadPerLayer) {
+  Config c;
+  c.arch = "dynamicconv";
+  c.encoder_layers = 3;
+  c.decoder_layers = 6;
+  EXPECT_EQ(c.encoder_kernel_sizes(), (std::vector<int>{3, 7, 15}));
+  EXPECT_EQ(c.decoder_kernel_sizes(), (std::vector<int>{3, 7, 15, 31, 31, 31}));
+  apply_overrides(c, {"encoder_kernels= 5"}, "command line");
+  EXPECT_EQ(c.encoder_kernel_sizes(), (std::vector<int>{5, 5, 5}));
+  c.task = Task::lm;
+  EXPECT_TRUE(c.encoder_kernel_sizes().empty());
+  c.task = Task::translate;
+  apply_overrides(c, {"encoder_kernels=3,x"}, "command line");
+  EXPECT_EQ(error_of([&] { c.validate(); }),
+            "encoder_kernels = 3,x: expected positive whole numbers separated by commas — command line");
+  c.encoder_kernels = "3,5";
+  EXPECT_NE(error_of([&] { c.validate(); }).find("2 kernel sizes for 3 layers"), std::string::npos);
+  c.encoder_kernels = "3,5,7";
+  c.validate();
+  c.cross_layer = true;
+  EXPECT_NE(error_of([&] { c.validate(); }).find("gives the layers different kernel sizes"), std::string::npos);
+  c.arch = "transformer";  // the lists are not read without convolutions
+  c.validate();
+  c.arch = "lightconv";
+  c.cross_layer = false;
+  c.conv_weight_dropout = 1.0;
+  EXPECT_EQ(error_of([&] { c.validate(); }), "conv_weight_dropout must be in [0, 1)");
+}
