@@ -46,6 +46,24 @@ inline fs::path data_dir() {
   return data;
 }
 
+// Runs to the end; returns the exit code (128 + signal when killed).
+inline int run(const std::vector<std::string>& args, const fs::path& log);
+
+// A tiny translation model trained on data_dir() for 30 updates (a few seconds), made once per
+// process: its outputs are poor but deterministic, enough for decoding, scoring and serving tests.
+inline fs::path tiny_translation_model() {
+  static fs::path dir = [] {
+    auto d = work_dir() / "tiny_translation_model";
+    const std::vector<std::string> train = {
+        YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", d.string(), "--d_model", "32", "--heads", "2",
+        "--ffn_dim", "64", "--encoder_layers", "1", "--decoder_layers", "1", "--max_tokens", "300", "--max_updates",
+        "30", "--valid_interval", "30", "--valid_bleu", "false", "--threads", "1", "--warmup", "10", "--seed", "3"};
+    EXPECT_EQ(run(train, work_dir() / "tiny_translation_model.log"), 0);
+    return d;
+  }();
+  return dir;
+}
+
 // Starts a command with its standard error in `log`; returns the child's pid.
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   pid_t pid = fork();

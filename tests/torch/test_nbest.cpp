@@ -139,12 +139,7 @@ TEST(ForceDecode, RejectsTargetsLongerThanThePositions) {
 // The command line: n-best lines are INDEX ||| TEXT ||| SCORE, sorted, the first equal to the
 // 1-best output; --scores and score-pairs print the same numbers for the same ids.
 TEST(NbestCli, NbestScoresAndScorePairs) {
-  const auto dir = work_dir() / "nbest_model";
-  const std::vector<std::string> train = {
-      YOKE_BINARY, "train", "--data", data_dir().string(), "--save_dir", dir.string(), "--d_model", "32", "--heads", "2",
-      "--ffn_dim", "64", "--encoder_layers", "1", "--decoder_layers", "1", "--max_tokens", "300", "--max_updates", "30",
-      "--valid_interval", "30", "--valid_bleu", "false", "--threads", "1", "--warmup", "10", "--seed", "3"};
-  ASSERT_EQ(run(train, work_dir() / "nbest_train.log"), 0) << slurp(work_dir() / "nbest_train.log");
+  const auto dir = tiny_translation_model();
   const std::string src = (data_dir() / "test.toy.src.txt").string();
   const auto translate = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = {YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "4",
