@@ -18,5 +18,7 @@ int cmd_compare(int argc, char** argv);
 int cmd_analyze(int argc, char** argv);
 int cmd_eval_lm(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
+int cmd_score_pairs(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace yoke::cli

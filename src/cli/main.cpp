@@ -21,6 +21,8 @@ const Command kCommands[] = {
     {"prepare", yoke::cli::cmd_prepare, "train SentencePiece on parallel text and binarize it into a data directory"},
     {"train", yoke::cli::cmd_train, "train a model from a config (resumes when its save_dir has a checkpoint)"},
     {"translate", yoke::cli::cmd_translate, "translate raw text with a trained model (beam or greedy search)"},
+    {"score-pairs", yoke::cli::cmd_score_pairs, "the model's log-probability of given translations (rerank, filter)"},
+    {"serve", yoke::cli::cmd_serve, "serve models over HTTP: JSON /translate, /generate, /health, /metrics"},
     {"score", yoke::cli::cmd_score, "BLEU, chrF and chrF++ exactly as sacreBLEU computes them"},
     {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
     {"align", yoke::cli::cmd_align, "word-align tokenized parallel text (IBM-2 with a diagonal prior)"},

@@ -74,8 +74,17 @@ std::vector<std::vector<int>> greedy_search(Transformer& model, const at::Tensor
 }
 
 std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& src, const SearchOptions& opts) {
+  auto lists = beam_search_nbest(model, src, opts, 1);
+  std::vector<std::vector<int>> out(lists.size());
+  for (size_t s = 0; s < lists.size(); ++s)
+    if (!lists[s].empty()) out[s] = std::move(lists[s].front().tokens);
+  return out;
+}
+
+std::vector<std::vector<Hypothesis>> beam_search_nbest(Transformer& model, const at::Tensor& src,
+                                                       const SearchOptions& opts, int nbest) {
   at::NoGradGuard no_grad;
-  const int64_t n = src.size(0), k = opts.beam;
+  const int64_t n = src.size(0), k = std::max(1, opts.beam);
   const auto max_len = max_lengths(src, opts, model.spec().max_positions);
   const auto device = src.device();
   // Every sentence's encoder output is repeated k times, one row per hypothesis.
@@ -85,8 +94,7 @@ std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& 
   enc.mask = enc.mask.index_select(0, expand);
   auto state = model.start(&enc);
 
-  struct Finished { double score; std::vector<int> tokens; };
-  std::vector<std::vector<Finished>> finished(n);
+  std::vector<std::vector<Hypothesis>> finished(n);
   std::vector<int64_t> active(n);  // active[i] = sentence of rows [i·k, (i+1)·k)
   for (int64_t i = 0; i < n; ++i) active[i] = i;
   std::vector<std::vector<int>> hist(n * k);
@@ -130,7 +138,7 @@ std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& 
         if (tok == Vocab::eos) {
           // As in fairseq: an ending counts only when it ranks among the k best candidates.
           if (j < k && int64_t(finished[s].size()) < k)
-            finished[s].push_back({v / std::pow(double(hist[row].size() + 1), opts.lenpen), hist[row]});
+            finished[s].push_back({hist[row], v, v / std::pow(double(hist[row].size() + 1), opts.lenpen)});
         } else {
           live.push_back(j);
         }
@@ -156,13 +164,12 @@ std::vector<std::vector<int>> beam_search(Transformer& model, const at::Tensor& 
     active = std::move(next_active);
   }
 
-  std::vector<std::vector<int>> out(n);
-  for (int64_t s = 0; s < n; ++s) {
-    double best = -std::numeric_limits<double>::infinity();
-    for (auto& f : finished[s])
-      if (f.score > best) { best = f.score; out[s] = f.tokens; }
+  // Best first; among equal scores the one that finished first, as before n-best lists.
+  for (auto& list : finished) {
+    std::stable_sort(list.begin(), list.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    if (int64_t(list.size()) > std::max(1, nbest)) list.resize(size_t(std::max(1, nbest)));
   }
-  return out;
+  return finished;
 }
 
 }  // namespace yoke

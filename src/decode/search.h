@@ -21,4 +21,17 @@ inline std::vector<std::vector<int>> search(Transformer& model, const at::Tensor
   return opts.beam <= 1 ? greedy_search(model, src, opts) : beam_search(model, src, opts);
 }
 
+// One finished hypothesis of beam search with the model's scores for it.
+struct Hypothesis {
+  std::vector<int> tokens;  // without eos
+  double log_prob = 0;      // log p(tokens, eos | source): the sum over its tokens and eos
+  double score = 0;         // what the search ranks by: log_prob / (tokens + 1)^lenpen
+};
+
+// Beam search of width opts.beam (1 runs the same search with one hypothesis, which finds what
+// greedy search finds) keeping up to `nbest` (at most the beam) finished hypotheses per row,
+// best score first. beam_search returns the first of each list.
+std::vector<std::vector<Hypothesis>> beam_search_nbest(Transformer& model, const at::Tensor& src,
+                                                       const SearchOptions& opts, int nbest);
+
 }  // namespace yoke

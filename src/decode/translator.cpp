@@ -7,34 +7,79 @@
 
 namespace yoke {
 
-std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vector<std::vector<int>>& sources,
-                                            const SearchOptions& opts, int max_batch_tokens,
-                                            const std::function<void(size_t)>& on_batch) {
+namespace {
+
+// Sorts the sources longest first (the slowest batches come early, so an ETA is honest; stable
+// for ties), cuts them into batches of at most `budget` padded source tokens and calls
+// `decode(batch tensor, indices)` on each; `on_batch(done)` reports progress in sentences.
+void for_each_batch(Transformer& model, const std::vector<std::vector<int>>& sources, size_t budget,
+                    const std::function<void(const at::Tensor&, const std::vector<size_t>&)>& decode,
+                    const std::function<void(size_t)>& on_batch) {
   const bool was_training = model.is_training();
   model.eval();
   const auto device = model.parameters().front().device();
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
-  // Longest first: the slowest batches come early, so the ETA is honest; stable for ties.
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
-  std::vector<std::vector<int>> out(sources.size());
-  const size_t budget = size_t(std::max(1, max_batch_tokens / std::max(1, opts.beam)));
   size_t done = 0;
   for (size_t start = 0; start < order.size();) {
     size_t end = start + 1;
     const size_t longest = sources[order[start]].size() + 1;
     while (end < order.size() && (end - start + 1) * longest <= budget) ++end;
     std::vector<size_t> idx(order.begin() + start, order.begin() + end);
-    auto src = make_source_tensor(sources, idx).to(device);
-    auto hyps = search(model, src, opts);
-    for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(hyps[r]);
+    decode(make_source_tensor(sources, idx).to(device), idx);
     done += idx.size();
     if (on_batch) on_batch(done);
     start = end;
   }
   if (was_training) model.train();
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                            const SearchOptions& opts, int max_batch_tokens,
+                                            const std::function<void(size_t)>& on_batch) {
+  std::vector<std::vector<int>> out(sources.size());
+  const size_t budget = size_t(std::max(1, max_batch_tokens / std::max(1, opts.beam)));
+  for_each_batch(
+      model, sources, budget,
+      [&](const at::Tensor& src, const std::vector<size_t>& idx) {
+        auto hyps = search(model, src, opts);
+        for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(hyps[r]);
+      },
+      on_batch);
   return out;
+}
+
+std::vector<std::vector<Hypothesis>> translate_ids_nbest(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                                         const SearchOptions& opts, int nbest, int max_batch_tokens,
+                                                         const std::function<void(size_t)>& on_batch) {
+  std::vector<std::vector<Hypothesis>> out(sources.size());
+  const size_t budget = size_t(std::max(1, max_batch_tokens / std::max(1, opts.beam)));
+  for_each_batch(
+      model, sources, budget,
+      [&](const at::Tensor& src, const std::vector<size_t>& idx) {
+        auto lists = beam_search_nbest(model, src, opts, nbest);
+        for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(lists[r]);
+      },
+      on_batch);
+  return out;
+}
+
+std::vector<std::vector<int>> encode_sources(const Transformer& model, const Vocab& src_vocab,
+                                             const std::vector<std::string>& lines, std::vector<size_t>* cut) {
+  std::vector<std::vector<int>> sources(lines.size());
+  const size_t limit = size_t(model.spec().max_positions) - 1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    sources[i] = src_vocab.encode(lines[i]);
+    if (sources[i].size() > limit) {  // positions beyond the table do not exist
+      sources[i].resize(limit);
+      if (cut) cut->push_back(i);
+    }
+  }
+  return sources;
 }
 
 std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
@@ -50,16 +95,7 @@ std::vector<std::string> translate_text(Transformer& model, const Vocab& src_voc
                                         const std::vector<std::string>& lines, const SearchOptions& opts,
                                         int max_batch_tokens, const std::function<void(size_t)>& on_batch,
                                         std::vector<size_t>* cut) {
-  std::vector<std::vector<int>> sources(lines.size());
-  const size_t limit = size_t(model.spec().max_positions) - 1;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    sources[i] = src_vocab.encode(lines[i]);
-    if (sources[i].size() > limit) {  // positions beyond the table do not exist
-      sources[i].resize(limit);
-      if (cut) cut->push_back(i);
-    }
-  }
-  auto ids = translate_ids(model, sources, opts, max_batch_tokens, on_batch);
+  auto ids = translate_ids(model, encode_sources(model, src_vocab, lines, cut), opts, max_batch_tokens, on_batch);
   std::vector<std::string> out(lines.size());
   for (size_t i = 0; i < ids.size(); ++i) out[i] = tgt_vocab.decode(ids[i]);
   return out;

@@ -16,6 +16,17 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
                                             const SearchOptions& opts, int max_batch_tokens,
                                             const std::function<void(size_t)>& on_batch = {});
 
+// As translate_ids, keeping up to `nbest` (≤ opts.beam) hypotheses per source, best first, with
+// their scores. The search is beam search even for opts.beam = 1 (it finds greedy's output).
+std::vector<std::vector<Hypothesis>> translate_ids_nbest(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                                         const SearchOptions& opts, int nbest, int max_batch_tokens,
+                                                         const std::function<void(size_t)>& on_batch = {});
+
+// Source ids of raw text lines; a line longer than the model's source positions is cut to fit
+// and its 0-based index goes to `cut` (when given).
+std::vector<std::vector<int>> encode_sources(const Transformer& model, const Vocab& src_vocab,
+                                             const std::vector<std::string>& lines, std::vector<size_t>* cut = nullptr);
+
 // Greedy search over `sources` with max_len_a/b: validation BLEU tracks progress during
 // training, it is not the final score. Has the shape of train()'s ValidationDecoder.
 std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",   "eval",       "align",
                                           "batch", "embed",  "model",  "loss",   "decode",     "lm",
-                                          "train", "report", "analysis", "experiment", "cli", "spm"};
+                                          "train", "report", "analysis", "experiment", "serve", "cli", "spm"};
 const std::set<std::pair<std::string, std::string>> kForbidden = {
     {"decode", "train"}, {"lm", "train"}, {"train", "decode"}, {"train", "lm"}, {"decode", "lm"}, {"lm", "decode"}};
 

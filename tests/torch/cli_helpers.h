@@ -56,6 +56,21 @@ inline std::vector<std::string> tiny_train_args(const fs::path& save_dir, int ma
           std::to_string(seed), "--dropout", "0.1"};
 }
 
+// Runs to the end; returns the exit code (128 + signal when killed).
+inline int run(const std::vector<std::string>& args, const fs::path& log);
+
+// A tiny translation model trained on data_dir() for 30 updates (a few seconds), made once per
+// process: its outputs are poor but deterministic, enough for decoding, scoring and serving tests.
+inline fs::path tiny_translation_model() {
+  static fs::path dir = [] {
+    auto d = work_dir() / "tiny_translation_model";
+    EXPECT_EQ(run(tiny_train_args(d, 30, 3), work_dir() / "tiny_translation_model.log"), 0);
+    return d;
+  }();
+  return dir;
+}
+}
+
 // Starts a command with its standard error in `log`; returns the child's pid.
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   pid_t pid = fork();

@@ -1,0 +1,75 @@
+// `yoke score-pairs`: the model's log-probability of given translations (forced decoding), as
+// Marian's scorer and fairseq's --score-reference report it; for n-best reranking and data filtering.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/scoring_input.h"
+#include "decode/force_decode.h"
+#include "text/corpus.h"
+#include "train/model_store.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/progress.h"
+
+namespace yoke::cli {
+
+int cmd_score_pairs(int argc, char** argv) {
+  Command cmd("score-pairs",
+              "Scores given translations with a translation model: for each source line and its target\n"
+              "line, log p(target + eos | source) / (subwords + 1)^lenpen (with --lenpen 0, the default,\n"
+              "the plain sum of log-probabilities, as Marian's scorer prints; --lenpen 1 is the\n"
+              "per-subword mean). One score per line, in input order.\n\n"
+              "--word-scores adds each subword's log-probability (the last is eos): SCORE ||| LP LP …\n"
+              "--nbest reads --tgt as an n-best list (INDEX ||| TEXT ||| …, as `yoke translate --nbest`\n"
+              "writes) and prints each of its lines with the new score appended: LINE ||| SCORE.\n\n"
+              "example: yoke score-pairs --model runs/ende --src test.en --tgt test.de --lenpen 1");
+  ModelOptions model;
+  add_model_options(cmd, model, /*with_device=*/true);
+  std::string src_file, tgt_file, output;
+  double lenpen = 0;
+  bool word_scores = false, nbest = false;
+  int batch_tokens = 6000, threads = 0;
+  cmd.add_option("--src", src_file, "source sentences, raw text (plain or .gz)")->type_name("FILE")->required();
+  cmd.add_option("--tgt", tgt_file, "target sentences to score, raw text, line by line with --src")
+      ->type_name("FILE")
+      ->required();
+  CLI::Option* output_given =
+      cmd.add_option("--output", output, "where to write the scores")->type_name("FILE")->default_str("standard output");
+  add_value(cmd, "--lenpen", lenpen, "A", "score = log p / (subwords + 1)^A")->capture_default_str();
+  cmd.add_flag("--word-scores", word_scores, "print each subword's log-probability too");
+  cmd.add_flag("--nbest", nbest, "--tgt is an n-best list (INDEX ||| TEXT ||| …)");
+  add_value(cmd, "--batch-tokens", batch_tokens, "N", "padded tokens per batch")->capture_default_str();
+  CLI::Option* threads_given = add_threads_option(cmd, threads);
+  if (!cmd.read(argc, argv)) return 0;
+  if (*threads_given) at::set_num_threads(threads);
+  auto m = load_model(model.dir, model.checkpoint, model.device);
+  if (m.config.task != Task::translate)
+    throw InputError(model.dir + " is a language model (task = " + name_of(m.config.task) +
+                     "); `yoke eval-lm` scores text with it");
+  const auto src_lines = read_lines(src_file), tgt_lines = read_lines(tgt_file);
+  auto pairs = nbest ? encode_nbest_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file)
+                     : encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file);
+  Progress bar("score", double(pairs.targets.size()), "sent", 30.0);
+  auto scored = force_decode(*m.model, pairs.sources, pairs.targets, lenpen, batch_tokens,
+                             [&](size_t done) { bar.update(double(done)); });
+  bar.finish();
+  auto write = [&](std::ostream& os) {
+    for (size_t i = 0; i < scored.size(); ++i) {
+      if (nbest) os << pairs.target_lines[i] << " ||| ";
+      os << format_score(scored[i].score);
+      if (word_scores) {
+        os << " |||";
+        for (float lp : scored[i].token_log_probs) os << ' ' << format_score(lp);
+      }
+      os << '\n';
+    }
+  };
+  if (*output_given) write_file_atomically(output, write);
+  else write(std::cout);
+  std::cerr << "scored " << scored.size() << " pairs in " << format_duration(bar.elapsed_s()) << " with "
+            << m.checkpoint << std::endl;
+  return 0;
+}
+
+}  // namespace yoke::cli

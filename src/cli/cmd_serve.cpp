@@ -1,0 +1,85 @@
+// `yoke serve`: translation and language models behind an HTTP server with a JSON API.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "serve/server.h"
+#include "util/error.h"
+
+namespace yoke::cli {
+
+int cmd_serve(int argc, char** argv) {
+  Command cmd("serve",
+              "Serves models over HTTP with a JSON API, on 127.0.0.1 unless --host says otherwise:\n"
+              "  POST /translate {\"text\": [\"…\"], \"beam\": 5, \"nbest\": 1, \"model\": NAME}\n"
+              "       → {\"translations\": [{\"text\", \"score\", \"nbest\": [{\"text\", \"score\"}] when nbest > 1}]}\n"
+              "  POST /generate  {\"prompt\": \"…\", \"max_tokens\": 50, \"temperature\": 0, \"top_k\", \"top_p\", \"seed\"}\n"
+              "  GET  /health, GET /metrics (Prometheus text)\n"
+              "Concurrent requests for one model are decoded together: a request waits up to\n"
+              "--batch-window-ms for others, within --batch-tokens. Malformed requests get 400, too large\n"
+              "ones 413, an unknown model 404, a full queue 503, each with {\"error\": REASON}.\n"
+              "SIGTERM or Ctrl-C: stop accepting, answer the requests in flight, exit 0.\n\n"
+              "example: yoke serve --model ende=runs/ende --model lm=runs/lm --port 8080");
+  std::vector<std::string> model_args;
+  std::string checkpoint, device = "cpu";
+  serve::ServeOptions o;
+  int threads = 0, window_ms = 5, max_queue = int(o.batching.max_queued_sentences), max_request_bytes = int(o.max_request_bytes);
+  int max_sentences = int(o.max_sentences), max_subwords = int(o.max_sentence_subwords);
+  add_repeated(cmd, "--model", model_args, "[NAME=]DIR",
+               "a model directory to serve, named NAME in requests (default: the directory's name)")
+      ->required();
+  cmd.add_option("--checkpoint", checkpoint, "checkpoint file in each DIR")
+      ->type_name("NAME")
+      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  cmd.add_option("--device", device, "cpu, cuda or auto (a GPU when there is one)")->type_name("D")->capture_default_str();
+  cmd.add_option("--host", o.host, "address to listen on")->type_name("HOST")->capture_default_str();
+  add_value(cmd, "--port", o.port, "P", "port to listen on; 0 = any free port (logged)")->capture_default_str();
+  add_value(cmd, "--batch-window-ms", window_ms, "MS", "how long a request waits for others to share its batch")
+      ->capture_default_str();
+  add_value(cmd, "--batch-tokens", o.batching.batch_tokens, "N", "(source subwords + 1) × beam per decoding batch")
+      ->capture_default_str();
+  add_value(cmd, "--max-queue", max_queue, "N", "sentences waiting at most; more get 503")->capture_default_str();
+  add_value(cmd, "--max-request-bytes", max_request_bytes, "N", "largest request body; larger get 413")
+      ->capture_default_str();
+  add_value(cmd, "--max-sentences", max_sentences, "N", "sentences per request at most")->capture_default_str();
+  add_value(cmd, "--max-sentence-subwords", max_subwords, "N", "subwords per source sentence at most")
+      ->capture_default_str();
+  add_value(cmd, "--max-beam", o.max_beam, "N", "largest beam a request may ask for")->capture_default_str();
+  add_value(cmd, "--http-threads", o.http_threads, "N", "connections served at once")->capture_default_str();
+  CLI::Option* threads_given = add_threads_option(cmd, threads);
+  if (!cmd.read(argc, argv)) return 0;
+  if (*threads_given) at::set_num_threads(threads);
+  for (auto [name, value] : {std::pair<const char*, int>{"--batch-window-ms", window_ms}, {"--max-queue", max_queue},
+                             {"--max-request-bytes", max_request_bytes}, {"--max-sentences", max_sentences},
+                             {"--max-sentence-subwords", max_subwords}, {"--max-beam", o.max_beam},
+                             {"--http-threads", o.http_threads}, {"--batch-tokens", o.batching.batch_tokens}})
+    if (value < (std::string(name) == "--batch-window-ms" ? 0 : 1))
+      throw InputError(std::string(name) + " must be " + (std::string(name) == "--batch-window-ms" ? "0 or more" : "at least 1"));
+  if (o.port < 0 || o.port > 65535) throw InputError("--port must be in [0, 65535]");
+  o.device = device;
+  o.batching.window = std::chrono::milliseconds(window_ms);
+  o.batching.max_queued_sentences = size_t(max_queue);
+  o.max_request_bytes = size_t(max_request_bytes);
+  o.max_sentences = size_t(max_sentences);
+  o.max_sentence_subwords = size_t(max_subwords);
+  std::vector<serve::ModelToServe> models;
+  for (const auto& arg : model_args) {
+    serve::ModelToServe m;
+    const auto eq = arg.find('=');
+    m.dir = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    m.name = eq == std::string::npos ? "" : arg.substr(0, eq);
+    if (m.name.empty()) {
+      std::string d = m.dir;
+      while (d.size() > 1 && d.back() == '/') d.pop_back();
+      m.name = d.substr(d.find_last_of('/') == std::string::npos ? 0 : d.find_last_of('/') + 1);
+    }
+    m.checkpoint = checkpoint;
+    for (const auto& other : models)
+      if (other.name == m.name) throw InputError("two models are named '" + m.name + "'; name them: --model NAME=DIR");
+    models.push_back(m);
+  }
+  serve::run_server(models, o, [](const std::string& line) { std::cerr << "yoke serve: " << line << std::endl; });
+  return 0;
+}
+
+}  // namespace yoke::cli

@@ -1,0 +1,94 @@
+#include "decode/force_decode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "batch/batch.h"
+#include "text/vocab.h"
+#include "util/error.h"
+
+namespace yoke {
+namespace {
+
+// tgt_in = bos y (padded), tgt_out = y eos (padded), for the rows `idx`.
+std::pair<at::Tensor, at::Tensor> target_tensors(const std::vector<std::vector<int>>& targets,
+                                                 const std::vector<size_t>& idx) {
+  size_t longest = 0;
+  for (size_t i : idx) longest = std::max(longest, targets[i].size() + 1);
+  auto in = at::full({int64_t(idx.size()), int64_t(longest)}, int64_t(Vocab::pad), at::kLong);
+  auto out = at::full({int64_t(idx.size()), int64_t(longest)}, int64_t(Vocab::pad), at::kLong);
+  auto a = in.accessor<int64_t, 2>();
+  auto b = out.accessor<int64_t, 2>();
+  for (size_t r = 0; r < idx.size(); ++r) {
+    const auto& t = targets[idx[r]];
+    a[r][0] = Vocab::bos;
+    for (size_t j = 0; j < t.size(); ++j) {
+      a[r][j + 1] = t[j];
+      b[r][j] = t[j];
+    }
+    b[r][t.size()] = Vocab::eos;
+  }
+  return {in, out};
+}
+
+}  // namespace
+
+std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
+                                      const std::vector<std::vector<int>>& targets, double lenpen,
+                                      int max_batch_tokens, const std::function<void(size_t)>& on_batch) {
+  if (sources.size() != targets.size())
+    throw InputError("force_decode: " + std::to_string(sources.size()) + " sources but " +
+                     std::to_string(targets.size()) + " targets");
+  const size_t positions = size_t(model.spec().max_positions);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].size() + 1 > positions)
+      throw InputError("target " + std::to_string(i + 1) + " has " + std::to_string(targets[i].size()) +
+                       " subwords; the model has " + std::to_string(positions - 1) + " target positions");
+    if (sources[i].size() + 1 > positions)
+      throw InputError("source " + std::to_string(i + 1) + " has " + std::to_string(sources[i].size()) +
+                       " subwords; the model has " + std::to_string(positions - 1) + " source positions");
+  }
+  at::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  const auto device = model.parameters().front().device();
+  std::vector<size_t> order(targets.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto longer = [&](size_t i) { return std::max(sources[i].size(), targets[i].size()) + 1; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return longer(a) > longer(b); });
+  std::vector<ForcedScore> out(targets.size());
+  const size_t budget = size_t(std::max(1, max_batch_tokens));
+  size_t done = 0;
+  for (size_t start = 0; start < order.size();) {
+    size_t end = start + 1;
+    const size_t longest = longer(order[start]);
+    while (end < order.size() && (end - start + 1) * longest <= budget) ++end;
+    std::vector<size_t> idx(order.begin() + start, order.begin() + end);
+    auto src = make_source_tensor(sources, idx).to(device);
+    auto [tgt_in, tgt_out] = target_tensors(targets, idx);
+    auto enc = model.encode(src);
+    auto hidden = model.decode(tgt_in.to(device), &enc);
+    auto lp = at::log_softmax(model.logits(hidden).to(at::kFloat), -1);
+    auto picked = lp.gather(2, tgt_out.to(device).unsqueeze(2)).squeeze(2).to(at::kCPU).contiguous();
+    auto p = picked.accessor<float, 2>();
+    for (size_t r = 0; r < idx.size(); ++r) {
+      ForcedScore& f = out[idx[r]];
+      const size_t n = targets[idx[r]].size() + 1;
+      f.token_log_probs.resize(n);
+      for (size_t j = 0; j < n; ++j) {
+        f.token_log_probs[j] = p[int64_t(r)][int64_t(j)];
+        f.log_prob += double(f.token_log_probs[j]);
+      }
+      f.score = f.log_prob / std::pow(double(n), lenpen);
+    }
+    done += idx.size();
+    if (on_batch) on_batch(done);
+    start = end;
+  }
+  if (was_training) model.train();
+  return out;
+}
+
+}  // namespace yoke

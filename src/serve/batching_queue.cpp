@@ -1,0 +1,114 @@
+#include "serve/batching_queue.h"
+
+#include <algorithm>
+
+#include "decode/translator.h"
+
+namespace yoke::serve {
+
+BatchingQueue::BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
+                             std::function<void(size_t, size_t)> on_batch)
+    : model_(model), model_mutex_(model_mutex), limits_(limits), on_batch_(std::move(on_batch)) {
+  worker_ = std::thread([this] { work(); });
+}
+
+BatchingQueue::~BatchingQueue() { stop(); }
+
+void BatchingQueue::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+size_t BatchingQueue::queued_sentences() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_sentences_;
+}
+
+std::future<BatchingQueue::Result> BatchingQueue::submit(std::vector<std::vector<int>> sources,
+                                                         const SearchOptions& opts, int nbest) {
+  Pending p{std::move(sources), opts, nbest, {}, std::chrono::steady_clock::now()};
+  auto future = p.done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw QueueFull("the server is shutting down");
+    if (queued_sentences_ + p.sources.size() > limits_.max_queued_sentences)
+      throw QueueFull("the queue is full: " + std::to_string(queued_sentences_) + " sentences wait (limit " +
+                      std::to_string(limits_.max_queued_sentences) + "); try again shortly");
+    queued_sentences_ += p.sources.size();
+    queue_.push_back(std::move(p));
+  }
+  wake_.notify_all();
+  return future;
+}
+
+bool BatchingQueue::same_search(const Pending& a, const Pending& b) {
+  return a.opts.beam == b.opts.beam && a.opts.lenpen == b.opts.lenpen && a.opts.max_len_a == b.opts.max_len_a &&
+         a.opts.max_len_b == b.opts.max_len_b && a.nbest == b.nbest;
+}
+
+size_t BatchingQueue::cost(const Pending& p) {
+  size_t tokens = 0;
+  for (const auto& s : p.sources) tokens += s.size() + 1;
+  return tokens * size_t(std::max(1, p.opts.beam));
+}
+
+void BatchingQueue::work() {
+  for (;;) {
+    std::vector<Pending> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      // Wait for company until the window closes or the budget is full (never while stopping).
+      const auto deadline = queue_.front().arrived + limits_.window;
+      auto full = [&] {
+        size_t tokens = 0;
+        for (const auto& p : queue_)
+          if (same_search(p, queue_.front())) tokens += cost(p);
+        return tokens >= size_t(limits_.batch_tokens);
+      };
+      wake_.wait_until(lock, deadline, [&] { return stopping_ || full(); });
+      // The oldest request and those after it with the same options, within the budget.
+      size_t tokens = 0;
+      for (auto it = queue_.begin(); it != queue_.end();) {
+        if (!batch.empty() && !same_search(*it, batch.front())) { ++it; continue; }
+        if (!batch.empty() && tokens + cost(*it) > size_t(limits_.batch_tokens)) break;
+        tokens += cost(*it);
+        queued_sentences_ -= it->sources.size();
+        batch.push_back(std::move(*it));
+        it = queue_.erase(it);
+      }
+    }
+    std::vector<std::vector<int>> sources;
+    for (const auto& p : batch) sources.insert(sources.end(), p.sources.begin(), p.sources.end());
+    try {
+      Result all;
+      {
+        std::lock_guard<std::mutex> use(model_mutex_);
+        all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
+      }
+      size_t at = 0, target_tokens = 0;
+      for (const auto& list : all)
+        if (!list.empty()) target_tokens += list.front().tokens.size();
+      if (on_batch_) on_batch_(sources.size(), target_tokens);
+      for (auto& p : batch) {
+        Result mine(std::make_move_iterator(all.begin() + long(at)),
+                    std::make_move_iterator(all.begin() + long(at + p.sources.size())));
+        at += p.sources.size();
+        p.done.set_value(std::move(mine));
+      }
+    } catch (...) {
+      for (auto& p : batch) {
+        try {
+          p.done.set_exception(std::current_exception());
+        } catch (const std::future_error&) {}  // answered before the failure
+      }
+    }
+  }
+}
+
+}  // namespace yoke::serve

@@ -1,0 +1,330 @@
+#include "serve/server.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "batch/lm_batch.h"
+#include "decode/translator.h"
+#include "lm/generate.h"
+#include "serve/metrics.h"
+#include "train/model_store.h"
+#include "util/error.h"
+
+namespace yoke::serve {
+namespace {
+
+using nlohmann::json;
+
+// A request the server refuses, with its HTTP status and the reason sent back.
+struct Refusal {
+  int status;
+  std::string reason;
+};
+
+struct ServedModel {
+  std::string name;
+  LoadedModel loaded;
+  std::mutex use;  // one decoding at a time: batches and generations take turns
+  std::unique_ptr<BatchingQueue> queue;  // translation models only
+};
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+json parse_body(const httplib::Request& req) {
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    throw Refusal{400, std::string("the body is not JSON: ") + e.what()};
+  }
+  if (!body.is_object()) throw Refusal{400, "the body must be a JSON object"};
+  return body;
+}
+
+int64_t integer_field(const json& body, const char* key, int64_t fallback, int64_t low, int64_t high) {
+  if (!body.contains(key)) return fallback;
+  const json& v = body[key];
+  if (!v.is_number_integer()) throw Refusal{400, std::string("\"") + key + "\" must be a whole number"};
+  const int64_t x = v.get<int64_t>();
+  if (x < low || x > high)
+    throw Refusal{400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " + std::to_string(high) +
+                           "], got " + std::to_string(x)};
+  return x;
+}
+
+double number_field(const json& body, const char* key, double fallback, double low, double high) {
+  if (!body.contains(key)) return fallback;
+  const json& v = body[key];
+  if (!v.is_number()) throw Refusal{400, std::string("\"") + key + "\" must be a number"};
+  const double x = v.get<double>();
+  if (!(x >= low && x <= high))
+    throw Refusal{400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " + std::to_string(high) + "]"};
+  return x;
+}
+
+class Server {
+ public:
+  Server(const std::vector<ModelToServe>& models, const ServeOptions& options,
+         const std::function<void(const std::string&)>& log)
+      : options_(options), log_(log) {
+    for (const auto& m : models) {
+      auto served = std::make_unique<ServedModel>();
+      served->name = m.name;
+      served->loaded = load_model(m.dir, m.checkpoint, options.device);
+      served->loaded.model->eval();
+      if (served->loaded.config.task == Task::translate) {
+        const std::string name = m.name;
+        served->queue = std::make_unique<BatchingQueue>(
+            *served->loaded.model, served->use, options.batching,
+            [this, name](size_t sentences, size_t tokens) {
+              metrics_.count_sentences(name, sentences, tokens);
+              metrics_.count_batch(sentences);
+            });
+      }
+      log_("loaded " + m.name + " (" + name_of(served->loaded.config.task) + ") from " + served->loaded.checkpoint);
+      models_[m.name] = std::move(served);
+    }
+    metrics_.set_queue_length_source([this] {
+      size_t n = 0;
+      for (const auto& [name, m] : models_)
+        if (m->queue) n += m->queue->queued_sentences();
+      return n;
+    });
+  }
+
+  void serve() {
+    httplib::Server http;
+    const size_t threads = size_t(std::max(1, options_.http_threads));
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    http.set_payload_max_length(options_.max_request_bytes);
+    http.set_keep_alive_max_count(100000);
+    http.set_keep_alive_timeout(10);
+    http.set_read_timeout(10);
+    http.set_write_timeout(10);
+    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+      request_start() = std::chrono::steady_clock::now();
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      std::string reason = "HTTP " + std::to_string(res.status);
+      if (res.status == 404) reason = "no such endpoint: " + req.method + " " + req.path;
+      if (res.status == 413) reason = "the request body is too large (see --max-request-bytes)";
+      send_json(res, res.status, {{"error", reason}});
+    });
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start()).count();
+      const bool known = req.path == "/translate" || req.path == "/generate" || req.path == "/health" || req.path == "/metrics";
+      metrics_.count_request(known ? req.path : "other", res.status, seconds);
+    });
+    http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res) { guarded(res, [&] { translate(req, res); }); });
+    http.Post("/generate", [this](const httplib::Request& req, httplib::Response& res) { guarded(res, [&] { generate(req, res); }); });
+    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      json models = json::array();
+      for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
+      send_json(res, 200, {{"status", "ok"}, {"models", models}});
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics_.prometheus_text(), "text/plain; version=0.0.4");
+    });
+
+    int port = options_.port;
+    if (port == 0) port = http.bind_to_any_port(options_.host);
+    else if (!http.bind_to_port(options_.host, port)) port = -1;
+    if (port <= 0) throw InputError("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+
+    // SIGTERM / SIGINT wake the waiter (through a pipe: a signal handler may do little else),
+    // which stops accepting; the requests in flight finish, then the queues drain.
+    int wake[2];
+    if (pipe(wake) != 0) throw std::runtime_error("cannot make a pipe for signals");
+    signal_pipe() = wake[1];
+    struct sigaction on_signal = {};
+    on_signal.sa_handler = [](int sig) {
+      const char c = char(sig);
+      ssize_t ignored = write(signal_pipe(), &c, 1);
+      (void)ignored;
+    };
+    sigemptyset(&on_signal.sa_mask);
+    struct sigaction old_term, old_int;
+    sigaction(SIGTERM, &on_signal, &old_term);
+    sigaction(SIGINT, &on_signal, &old_int);
+    std::thread waiter([&] {
+      char c = 0;
+      while (read(wake[0], &c, 1) < 0 && errno == EINTR) {}
+      if (c != 0) log_(std::string("received ") + (c == SIGTERM ? "SIGTERM" : "SIGINT") + ": finishing the requests in flight");
+      http.stop();
+    });
+    log_("listening on " + options_.host + ":" + std::to_string(port));
+    http.listen_after_bind();
+    const char none = 0;  // ends the waiter when listening ended otherwise
+    ssize_t ignored = write(wake[1], &none, 1);
+    (void)ignored;
+    waiter.join();
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+    close(wake[0]);
+    close(wake[1]);
+    for (auto& [name, m] : models_)
+      if (m->queue) m->queue->stop();
+    log_("stopped");
+  }
+
+ private:
+  static int& signal_pipe() {
+    static int fd = -1;
+    return fd;
+  }
+
+  static std::chrono::steady_clock::time_point& request_start() {
+    thread_local std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+    return t;
+  }
+
+  // Answers a Refusal with its status, anything else with 500 — the server keeps running.
+  template <class F>
+  void guarded(httplib::Response& res, F&& handle) {
+    try {
+      handle();
+    } catch (const Refusal& r) {
+      if (r.status == 503) res.set_header("Retry-After", "1");
+      send_json(res, r.status, {{"error", r.reason}});
+    } catch (const QueueFull& e) {
+      res.set_header("Retry-After", "1");
+      send_json(res, 503, {{"error", e.what()}});
+    } catch (const std::exception& e) {
+      send_json(res, 500, {{"error", std::string("internal error: ") + e.what()}});
+    }
+  }
+
+  ServedModel& pick_model(const json& body, Task task) {
+    ServedModel* m = nullptr;
+    std::string names;
+    for (const auto& [name, served] : models_) names += (names.empty() ? "" : ", ") + name;
+    if (body.contains("model")) {
+      if (!body["model"].is_string()) throw Refusal{400, "\"model\" must be a string"};
+      auto it = models_.find(body["model"].get<std::string>());
+      if (it == models_.end())
+        throw Refusal{404, "unknown model '" + body["model"].get<std::string>() + "'; this server has: " + names};
+      m = it->second.get();
+    } else {
+      if (models_.size() != 1) throw Refusal{400, "name a \"model\": this server has " + names};
+      m = models_.begin()->second.get();
+    }
+    if (m->loaded.config.task != task)
+      throw Refusal{400, "model '" + m->name + "' is a " +
+                             (task == Task::translate ? std::string("language model: use /generate")
+                                                      : std::string("translation model: use /translate"))};
+    return *m;
+  }
+
+  void translate(const httplib::Request& req, httplib::Response& res) {
+    const json body = parse_body(req);
+    ServedModel& m = pick_model(body, Task::translate);
+    if (!body.contains("text")) throw Refusal{400, "\"text\" is missing: a string or an array of strings"};
+    std::vector<std::string> lines;
+    const json& text = body["text"];
+    if (text.is_string()) {
+      lines.push_back(text.get<std::string>());
+    } else if (text.is_array()) {
+      if (text.size() > options_.max_sentences)
+        throw Refusal{413, std::to_string(text.size()) + " sentences; at most " + std::to_string(options_.max_sentences) +
+                               " per request (see --max-sentences)"};
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (!text[i].is_string()) throw Refusal{400, "text[" + std::to_string(i) + "] is not a string"};
+        lines.push_back(text[i].get<std::string>());
+      }
+    } else {
+      throw Refusal{400, "\"text\" must be a string or an array of strings"};
+    }
+    SearchOptions so;
+    so.beam = int(integer_field(body, "beam", 5, 1, options_.max_beam));
+    const int nbest = int(integer_field(body, "nbest", 1, 1, so.beam));
+    so.lenpen = number_field(body, "lenpen", 1.0, 0.0, 10.0);
+    const size_t limit = std::min(options_.max_sentence_subwords, size_t(m.loaded.model->spec().max_positions) - 1);
+    std::vector<std::vector<int>> sources;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      sources.push_back(m.loaded.src_vocab.encode(lines[i]));
+      if (sources.back().size() > limit)
+        throw Refusal{413, "text[" + std::to_string(i) + "] has " + std::to_string(sources.back().size()) +
+                               " subwords; at most " + std::to_string(limit) + " (see --max-sentence-subwords)"};
+    }
+    auto lists = m.queue->submit(std::move(sources), so, nbest).get();
+    json translations = json::array();
+    for (const auto& list : lists) {
+      json t;
+      if (list.empty()) {
+        t = {{"text", ""}, {"score", nullptr}};
+      } else {
+        t = {{"text", m.loaded.tgt_vocab.decode(list.front().tokens)}, {"score", list.front().score}};
+      }
+      if (nbest > 1) {
+        json all = json::array();
+        for (const auto& h : list) all.push_back({{"text", m.loaded.tgt_vocab.decode(h.tokens)}, {"score", h.score}});
+        t["nbest"] = all;
+      }
+      translations.push_back(t);
+    }
+    send_json(res, 200, {{"model", m.name}, {"translations", translations}});
+  }
+
+  void generate(const httplib::Request& req, httplib::Response& res) {
+    const json body = parse_body(req);
+    ServedModel& m = pick_model(body, Task::lm);
+    std::string prompt;
+    if (body.contains("prompt")) {
+      if (!body["prompt"].is_string()) throw Refusal{400, "\"prompt\" must be a string"};
+      prompt = body["prompt"].get<std::string>();
+    }
+    SamplingOptions o;
+    o.max_tokens = integer_field(body, "max_tokens", 50, 1, options_.max_generate_tokens);
+    o.temperature = number_field(body, "temperature", 0.0, 0.0, 100.0);
+    o.top_k = integer_field(body, "top_k", 0, 0, 1 << 30);
+    o.top_p = number_field(body, "top_p", 1.0, 1e-9, 1.0);
+    o.seed = uint64_t(integer_field(body, "seed", 1, 0, int64_t(1) << 62));
+    std::vector<int> ids{lm_start_token(m.loaded.config.lm_block > 0)};
+    const auto prompt_ids = m.loaded.tgt_vocab.encode(prompt);
+    if (prompt_ids.size() + 1 >= size_t(m.loaded.model->spec().max_positions))
+      throw Refusal{413, "the prompt has " + std::to_string(prompt_ids.size()) + " subwords; the model has " +
+                             std::to_string(m.loaded.model->spec().max_positions - 2) + " positions for it"};
+    ids.insert(ids.end(), prompt_ids.begin(), prompt_ids.end());
+    std::vector<int> out;
+    {
+      std::lock_guard<std::mutex> use(m.use);
+      out = generate_tokens(*m.loaded.model, ids, o);
+    }
+    metrics_.count_sentences(m.name, 1, out.size());
+    std::vector<int> all(prompt_ids);
+    all.insert(all.end(), out.begin(), out.end());
+    send_json(res, 200, {{"model", m.name}, {"text", m.loaded.tgt_vocab.decode(all)}, {"tokens", out.size()}});
+  }
+
+  const ServeOptions options_;
+  std::function<void(const std::string&)> log_;
+  std::map<std::string, std::unique_ptr<ServedModel>> models_;
+  Metrics metrics_;
+};
+
+}  // namespace
+
+void run_server(const std::vector<ModelToServe>& models, const ServeOptions& options,
+                const std::function<void(const std::string&)>& log) {
+  Server server(models, options, log);
+  server.serve();
+}
+
+}  // namespace yoke::serve

@@ -1,0 +1,43 @@
+// `yoke serve`: an HTTP server (cpp-httplib) with a JSON API over one or more loaded models.
+//   POST /translate  {"text": ["…", …], "beam": 5, "nbest": 1, "lenpen": 1, "model": "NAME"}
+//                    → {"model": NAME, "translations": [{"text", "score", "nbest": [{"text", "score"}…]}…]}
+//   POST /generate   {"prompt": "…", "max_tokens": 50, "temperature": 0, "top_k": 0, "top_p": 1,
+//                     "seed": 1, "model": NAME} → {"model", "text", "tokens"}   (language models)
+//   GET  /health     {"status": "ok", "models": [{"name", "task"}…]}
+//   GET  /metrics    Prometheus text (serve/metrics.h)
+// Errors are JSON {"error": REASON} with 400 (malformed), 404 (unknown model or path), 413 (too
+// large), 503 (queue full or shutting down). Concurrent /translate requests for one model are
+// decoded together (serve/batching_queue.h).
+#pragma once
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "serve/batching_queue.h"
+
+namespace yoke::serve {
+
+struct ModelToServe {
+  std::string name, dir, checkpoint;
+};
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                         // 0: any free port (the one chosen is logged)
+  std::string device = "cpu";
+  BatchingLimits batching;
+  size_t max_request_bytes = 1 << 20;      // larger bodies: 413
+  size_t max_sentences = 256;              // per request
+  size_t max_sentence_subwords = 250;      // per source sentence (also capped by the model's positions)
+  int max_beam = 16;
+  int64_t max_generate_tokens = 256;
+  int http_threads = 64;                   // connections served at once
+};
+
+// Loads the models and serves until SIGTERM or SIGINT (handled while it runs), then finishes the
+// requests in flight and returns. `log` receives one-line messages ("listening on HOST:PORT", shutdown).
+void run_server(const std::vector<ModelToServe>& models, const ServeOptions& options,
+                const std::function<void(const std::string&)>& log);
+
+}  // namespace yoke::serve

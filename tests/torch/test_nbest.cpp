@@ -1,0 +1,216 @@
+// n-best lists, their scores, and forced decoding (teacher forcing) of given targets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cli_helpers.h"
+#include "decode/force_decode.h"
+#include "decode/search.h"
+#include "decode/translator.h"
+#include "text/vocab.h"
+#include "tiny_model.h"
+#include "train/model_store.h"
+
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+// Random source id sequences over ids 4..V-1 (0–3 are pad/unk/bos/eos), without eos.
+std::vector<std::vector<int>> random_sources(int n, int max_len, int vocab, uint64_t seed) {
+  at::manual_seed(seed);
+  std::vector<std::vector<int>> out;
+  for (int i = 0; i < n; ++i) {
+    const int64_t len = at::randint(1, max_len, {1}).item<int64_t>();
+    auto ids = at::randint(4, vocab, {len}, at::kLong);
+    std::vector<int> s;
+    for (int64_t j = 0; j < len; ++j) s.push_back(int(ids[j].item<int64_t>()));
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> split_bars(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t bar; (bar = line.find(" ||| ", at)) != std::string::npos; at = bar + 5) out.push_back(line.substr(at, bar - at));
+  out.push_back(line.substr(at));
+  return out;
+}
+
+}  // namespace
+
+TEST(Nbest, ListsAreSortedAndStartWithTheBeamOutput) {
+  at::manual_seed(11);
+  auto model = build_model(tiny_config(Tie::decoder, Estimator::dot));
+  model->eval();
+  const auto sources = random_sources(8, 9, 24, 12);
+  for (double lenpen : {0.0, 1.0}) {
+    SearchOptions o;
+    o.beam = 5;
+    o.lenpen = lenpen;
+    const auto best = translate_ids(*model, sources, o, 100000);
+    const auto one = translate_ids_nbest(*model, sources, o, 1, 100000);
+    const auto lists = translate_ids_nbest(*model, sources, o, 5, 100000);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      ASSERT_EQ(one[i].size(), 1u);
+      ASSERT_FALSE(lists[i].empty());
+      EXPECT_LE(lists[i].size(), 5u);
+      EXPECT_EQ(lists[i].front().tokens, best[i]) << "sentence " << i;
+      EXPECT_EQ(one[i].front().tokens, best[i]) << "sentence " << i;
+      EXPECT_EQ(one[i].front().score, lists[i].front().score);
+      for (size_t h = 1; h < lists[i].size(); ++h) EXPECT_GE(lists[i][h - 1].score, lists[i][h].score);
+      for (const auto& h : lists[i])
+        EXPECT_NEAR(h.score, h.log_prob / std::pow(double(h.tokens.size() + 1), lenpen), 1e-9);
+    }
+  }
+}
+
+TEST(Nbest, BeamOfOneFindsTheGreedyOutput) {
+  at::manual_seed(13);
+  auto model = build_model(tiny_config());
+  model->eval();
+  const auto sources = random_sources(6, 9, 24, 14);
+  SearchOptions o;
+  o.beam = 1;
+  const auto greedy = translate_ids(*model, sources, o, 100000);
+  const auto lists = translate_ids_nbest(*model, sources, o, 1, 100000);
+  for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(lists[i].front().tokens, greedy[i]) << i;
+}
+
+// Teacher forcing (all positions at once, batched and padded) and incremental decoding (one
+// step at a time, in the beam's reordered batch) compute the same log-probabilities up to float
+// rounding: sums of ~30 float log-probabilities of size ~3 differ by well under 1e-4.
+TEST(ForceDecode, ScoresOfBeamOutputsEqualTheDecodersScores) {
+  for (auto output : {Estimator::dot, Estimator::cosine}) {
+    at::manual_seed(15);
+    auto model = build_model(tiny_config(Tie::all, output));
+    model->eval();
+    const auto sources = random_sources(10, 12, 24, 16);
+    for (double lenpen : {0.0, 1.0}) {
+      SearchOptions o;
+      o.beam = 4;
+      o.lenpen = lenpen;
+      const auto lists = translate_ids_nbest(*model, sources, o, 4, 100000);
+      std::vector<std::vector<int>> src, tgt;
+      std::vector<Hypothesis> hyps;
+      for (size_t i = 0; i < sources.size(); ++i)
+        for (const auto& h : lists[i]) {
+          src.push_back(sources[i]);
+          tgt.push_back(h.tokens);
+          hyps.push_back(h);
+        }
+      ASSERT_GT(hyps.size(), sources.size());  // some lists hold more than one hypothesis
+      const auto forced = force_decode(*model, src, tgt, lenpen, 300);  // small batches: padding differs from the beam's
+      ASSERT_EQ(forced.size(), hyps.size());
+      for (size_t i = 0; i < hyps.size(); ++i) {
+        EXPECT_NEAR(forced[i].log_prob, hyps[i].log_prob, 1e-4) << "hypothesis " << i;
+        EXPECT_NEAR(forced[i].score, hyps[i].score, 1e-4) << "hypothesis " << i;
+        ASSERT_EQ(forced[i].token_log_probs.size(), tgt[i].size() + 1);
+        double sum = 0;
+        for (float lp : forced[i].token_log_probs) {
+          EXPECT_LE(lp, 0.0f);
+          sum += lp;
+        }
+        EXPECT_NEAR(sum, forced[i].log_prob, 1e-9);
+      }
+    }
+  }
+}
+
+TEST(ForceDecode, RejectsTargetsLongerThanThePositions) {
+  auto model = build_model(tiny_config());  // max_positions 64
+  std::vector<std::vector<int>> src{{5, 6}}, tgt{std::vector<int>(64, 7)};
+  try {
+    force_decode(*model, src, tgt, 1.0, 1000);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("target 1 has 64 subwords"), std::string::npos) << e.what();
+  }
+}
+
+// The command line: n-best lines are INDEX ||| TEXT ||| SCORE, sorted, the first equal to the
+// 1-best output; --scores and score-pairs print the same numbers for the same ids.
+TEST(NbestCli, NbestScoresAndScorePairs) {
+  const auto dir = tiny_translation_model();
+  const std::string src = (data_dir() / "test.toy.src.txt").string();
+  const auto translate = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "4",
+                                     "--threads", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return lines_of(output_of(args));
+  };
+  const auto plain = translate({});
+  const auto scored = translate({"--scores"});
+  const auto one = translate({"--nbest", "1"});
+  const auto four = translate({"--nbest", "4"});
+  ASSERT_EQ(plain.size(), scored.size());
+  ASSERT_EQ(one.size(), plain.size());
+  ASSERT_GE(four.size(), plain.size());
+  std::vector<std::vector<std::vector<std::string>>> by_index(plain.size());
+  for (const auto& line : four) {
+    auto f = split_bars(line);
+    ASSERT_EQ(f.size(), 3u) << line;
+    by_index.at(size_t(std::stoul(f[0]))).push_back(f);
+  }
+  for (size_t i = 0; i < plain.size(); ++i) {
+    auto s = split_bars(scored[i]), o = split_bars(one[i]);
+    ASSERT_EQ(s.size(), 2u) << scored[i];
+    ASSERT_EQ(o.size(), 3u) << one[i];
+    EXPECT_EQ(s[0], plain[i]);
+    EXPECT_EQ(o[0], std::to_string(i));
+    EXPECT_EQ(o[1], plain[i]);
+    ASSERT_FALSE(by_index[i].empty()) << "no hypotheses for line " << i;
+    EXPECT_EQ(by_index[i].front()[1], plain[i]) << "line " << i;
+    EXPECT_EQ(by_index[i].front()[2], s[1]);
+    EXPECT_EQ(o[2], s[1]);
+    for (size_t h = 1; h < by_index[i].size(); ++h)
+      EXPECT_GE(std::stod(by_index[i][h - 1][2]), std::stod(by_index[i][h][2])) << "line " << i;
+  }
+  // score-pairs reads the n-best list and appends a score. (Equality with the search's scores is
+  // tested on ids above: printed text need not encode back to the subwords the search chose.)
+  const auto nbest_file = work_dir() / "nbest.txt", best_file = work_dir() / "best.txt";
+  {
+    std::ofstream f(nbest_file), b(best_file);
+    for (const auto& l : four) f << l << '\n';
+    for (const auto& l : plain) b << l << '\n';
+  }
+  const auto rescored = lines_of(output_of({YOKE_BINARY, "score-pairs", "--model", dir.string(), "--src", src, "--tgt",
+                                            nbest_file.string(), "--nbest", "--lenpen", "1", "--threads", "1"}));
+  ASSERT_EQ(rescored.size(), four.size());
+  for (size_t i = 0; i < four.size(); ++i) {
+    EXPECT_EQ(split_bars(rescored[i]).size(), 4u) << rescored[i];
+    EXPECT_EQ(rescored[i].rfind(four[i] + " ||| ", 0), 0u) << rescored[i];
+  }
+  // translate --force-decode and score-pairs are the same computation on the same text.
+  const auto forced = translate({"--force-decode", best_file.string()});
+  const auto pairs = lines_of(output_of({YOKE_BINARY, "score-pairs", "--model", dir.string(), "--src", src, "--tgt",
+                                         best_file.string(), "--lenpen", "1", "--word-scores", "--threads", "1"}));
+  ASSERT_EQ(forced.size(), plain.size());
+  ASSERT_EQ(pairs.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    auto f = split_bars(forced[i]), p = split_bars(pairs[i]);
+    ASSERT_EQ(f.size(), 2u) << forced[i];
+    ASSERT_EQ(p.size(), 2u) << pairs[i];
+    EXPECT_EQ(f[0], plain[i]);
+    EXPECT_NEAR(std::stod(f[1]), std::stod(p[0]), 2e-6) << "line " << i;  // printed with 6 decimals
+    std::istringstream words(p[1]);
+    double sum = 0;
+    size_t n = 0;
+    for (double lp; words >> lp; ++n) sum += lp;
+    ASSERT_GT(n, 0u);
+    EXPECT_NEAR(sum / double(n), std::stod(p[0]), 1e-5 * double(n)) << "line " << i;  // lenpen 1: the mean
+  }
+  // Mismatched files are an error naming both.
+  const auto log = work_dir() / "score_pairs_error.log";
+  EXPECT_EQ(run({YOKE_BINARY, "score-pairs", "--model", dir.string(), "--src", src, "--tgt",
+                 (data_dir() / "valid.src.txt").string()}, log), 2);
+  EXPECT_NE(slurp(log).find("lines but"), std::string::npos) << slurp(log);
+}

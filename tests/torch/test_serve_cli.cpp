@@ -1,0 +1,186 @@
+// `yoke serve` end to end on loopback: concurrent clients each get their own translations in
+// order, bad requests get 4xx with a reason, the metrics count them, SIGTERM drains and exits 0.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+
+using namespace yoke::test;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> read_lines_of(const fs::path& p) {
+  std::vector<std::string> out;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Waits (at most 120 s) for the server's "listening on HOST:PORT" line; returns PORT or 0.
+int wait_for_port(const fs::path& log, pid_t pid) {
+  const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
+  for (int i = 0; i < 1200; ++i) {
+    std::smatch m;
+    const std::string text = slurp(log);
+    if (std::regex_search(text, m, listening)) return std::stoi(m[1]);
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return 0;
+}
+
+// The server process, stopped (SIGKILL) if a test ends early.
+struct ServerProcess {
+  pid_t pid = -1;
+  ~ServerProcess() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+httplib::Client client(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(10);
+  c.set_read_timeout(60);
+  return c;
+}
+
+}  // namespace
+
+TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
+  const auto model = tiny_translation_model();
+  const auto sentences = read_lines_of(data_dir() / "test.toy.src.txt");
+  ASSERT_GE(sentences.size(), 20u);
+  // What `yoke translate` makes of them with the same beam: the server must answer the same.
+  std::vector<std::string> expected;
+  {
+    std::istringstream out(output_of({YOKE_BINARY, "translate", "--model", model.string(), "--input",
+                                      (data_dir() / "test.toy.src.txt").string(), "--beam", "2", "--threads", "1"}));
+    for (std::string l; std::getline(out, l);) expected.push_back(l);
+  }
+  ASSERT_EQ(expected.size(), sentences.size());
+
+  const auto log = work_dir() / "serve.log";
+  ServerProcess server;
+  server.pid = spawn({YOKE_BINARY, "serve", "--model", "toy=" + model.string(), "--model", "again=" + model.string(),
+                      "--port", "0", "--threads", "1", "--batch-window-ms", "200", "--max-queue", "40",
+                      "--max-request-bytes", "4000"},
+                     log);
+  const int port = wait_for_port(log, server.pid);
+  ASSERT_GT(port, 0) << slurp(log);
+
+  // 8 clients × 6 requests, each of 1–3 sentences picked by client and request number.
+  constexpr int kClients = 8, kRequests = 6;
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c)
+    threads.emplace_back([&, c] {
+      auto http = client(port);
+      for (int r = 0; r < kRequests; ++r) {
+        std::vector<size_t> picked;
+        for (int k = 0; k <= (c + r) % 3; ++k) picked.push_back(size_t(c * 7 + r * 3 + k * 5) % sentences.size());
+        json body = {{"text", json::array()}, {"beam", 2}, {"model", c % 2 ? "toy" : "again"}};
+        for (size_t i : picked) body["text"].push_back(sentences[i]);
+        auto res = http.Post("/translate", body.dump(), "application/json");
+        if (!res || res->status != 200) {
+          failures[c] += "request " + std::to_string(r) + " failed: " + (res ? res->body : httplib::to_string(res.error())) + "\n";
+          continue;
+        }
+        const auto answer = json::parse(res->body).at("translations");
+        if (answer.size() != picked.size()) failures[c] += "request " + std::to_string(r) + ": wrong count\n";
+        for (size_t k = 0; k < picked.size() && k < answer.size(); ++k)
+          if (answer[k].at("text").get<std::string>() != expected[picked[k]] || !answer[k].at("score").is_number())
+            failures[c] += "request " + std::to_string(r) + " sentence " + std::to_string(k) + ": got '" +
+                           answer[k].at("text").get<std::string>() + "', expected '" + expected[picked[k]] + "'\n";
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_TRUE(failures[c].empty()) << "client " << c << ":\n" << failures[c];
+
+  auto http = client(port);
+  auto refused = [&](const std::string& body, int status, const std::string& reason) {
+    auto res = http.Post("/translate", body, "application/json");
+    ASSERT_TRUE(res) << body;
+    EXPECT_EQ(res->status, status) << body << " → " << res->body;
+    auto j = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << res->body;
+    EXPECT_NE(j.value("error", "").find(reason), std::string::npos) << res->body;
+  };
+  refused("{\"text\": [\"a\"", 400, "not JSON");
+  refused("[1, 2]", 400, "JSON object");
+  refused("{\"text\": [\"a\", 3], \"model\": \"toy\"}", 400, "text[1] is not a string");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 0}", 400, "\"beam\" must be in");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2, \"nbest\": 3}", 400, "\"nbest\" must be in [1, 2]");
+  refused("{\"text\": [\"a\"]}", 400, "name a \"model\"");
+  refused("{\"text\": [\"a\"], \"model\": \"nope\"}", 404, "unknown model 'nope'");
+  refused("{\"text\": [\"" + std::string(5000, 'a') + "\"], \"model\": \"toy\"}", 413, "too large");
+  refused("{\"model\": \"toy\", \"text\": [" + [] {
+    std::string many;
+    for (int i = 0; i < 41; ++i) many += std::string(i ? "," : "") + "\"a\"";
+    return many;
+  }() + "]}", 503, "queue is full");
+  refused("{\"model\": \"toy\"}", 400, "\"text\" is missing");
+  {
+    auto res = http.Post("/generate", "{\"prompt\": \"a\", \"model\": \"toy\"}", "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400);
+    EXPECT_NE(res->body.find("translation model"), std::string::npos) << res->body;
+  }
+  {
+    auto res = http.Get("/health");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(json::parse(res->body).at("models").size(), 2u);
+  }
+  {
+    auto res = http.Get("/metrics");
+    ASSERT_TRUE(res);
+    const std::string& m = res->body;
+    const std::string ok = "yoke_requests_total{endpoint=\"/translate\",code=\"200\"} " + std::to_string(kClients * kRequests);
+    EXPECT_NE(m.find(ok + "\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("yoke_requests_total{endpoint=\"/translate\",code=\"404\"} 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("yoke_request_duration_seconds_bucket{endpoint=\"/translate\",le=\"+Inf\"}"), std::string::npos) << m;
+    EXPECT_NE(m.find("yoke_requests_total{endpoint=\"/translate\",code=\"413\"} 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("yoke_queue_sentences 0\n"), std::string::npos) << m;
+    std::smatch s;
+    ASSERT_TRUE(std::regex_search(m, s, std::regex("yoke_batched_sentences_total ([0-9]+)")));
+    std::smatch b;
+    ASSERT_TRUE(std::regex_search(m, b, std::regex("yoke_batches_total ([0-9]+)")));
+    // Concurrent requests shared batches: fewer batches than requests.
+    EXPECT_LT(std::stoi(b[1]), kClients * kRequests) << m;
+  }
+
+  // SIGTERM while a request waits in the queue (the 200 ms window): it is still answered.
+  std::thread in_flight([&] {
+    auto late = client(port);
+    json body = {{"text", {sentences[0], sentences[1]}}, {"beam", 2}, {"model", "toy"}};
+    auto res = late.Post("/translate", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << res->body;
+    auto t = json::parse(res->body).at("translations");
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[1].at("text").get<std::string>(), expected[1]);
+  });
+  for (int i = 0; i < 200; ++i) {  // until the request is queued
+    auto res = http.Get("/metrics");
+    if (res && res->body.find("yoke_queue_sentences 2\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(kill(server.pid, SIGTERM), 0);
+  in_flight.join();
+  int status = 0;
+  ASSERT_EQ(waitpid(server.pid, &status, 0), server.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("received SIGTERM"), std::string::npos) << slurp(log);
+  EXPECT_NE(slurp(log).find("stopped"), std::string::npos) << slurp(log);
+}
