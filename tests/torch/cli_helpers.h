@@ -69,7 +69,6 @@ inline fs::path tiny_translation_model() {
   }();
   return dir;
 }
-}
 
 // Starts a command with its standard error in `log`; returns the child's pid.
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
