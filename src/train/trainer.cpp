@@ -418,12 +418,15 @@ TrainResult Trainer::run() {
   result.stop_reason = stop;
   result.train_seconds = st_.elapsed_s;
   // Over the whole run (resumed parts too), validation time left out.
-  result.tokens_per_s = double(st_.tokens) / std::max(1e-9, st_.elapsed_s - st_.valid_s);
+  // A run too short to time (a resumed run that was already finished) reports 0, not a rate
+  // divided by almost nothing.
+  const double train_s = st_.elapsed_s - st_.valid_s;
+  result.tokens_per_s = train_s > 0.01 ? double(st_.tokens) / train_s : 0.0;
   metrics_->write({{"type", "end"}, {"update", st_.update}, {"epoch", st_.epoch}, {"reason", stop},
                    {"best", std::isnan(st_.best) ? nlohmann::json() : nlohmann::json(st_.best)},
                    {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st_.elapsed_s}});
   log_ << "done: " << stop << " after " << st_.update << " updates, " << format_duration(st_.elapsed_s)
-       << ", " << int(result.tokens_per_s) << " tokens/s" << std::endl;
+       << ", " << std::llround(result.tokens_per_s) << " tokens/s" << std::endl;
   return result;
 }
 
