@@ -2,21 +2,17 @@
 
 #include <cmath>
 
+#include "model/init.h"
+
 namespace yoke {
-namespace {
-at::Tensor xavier(int64_t out, int64_t in) {
-  const double bound = std::sqrt(6.0 / double(in + out));
-  return at::empty({out, in}).uniform_(-bound, bound);
-}
-}  // namespace
 
 MultiheadAttention::MultiheadAttention(int64_t dim, int64_t heads, double dropout)
     : dim_(dim), heads_(heads), dropout_(dropout) {
-  q_weight = register_parameter("q_weight", xavier(dim, dim));
+  q_weight = register_parameter("q_weight", xavier_uniform(dim, dim));
   q_bias = register_parameter("q_bias", at::zeros({dim}));
-  kv_weight = register_parameter("kv_weight", at::cat({xavier(dim, dim), xavier(dim, dim)}, 0));
+  kv_weight = register_parameter("kv_weight", at::cat({xavier_uniform(dim, dim), xavier_uniform(dim, dim)}, 0));
   kv_bias = register_parameter("kv_bias", at::zeros({2 * dim}));
-  out_weight = register_parameter("out_weight", xavier(dim, dim));
+  out_weight = register_parameter("out_weight", xavier_uniform(dim, dim));
   out_bias = register_parameter("out_bias", at::zeros({dim}));
 }
 

@@ -2,20 +2,16 @@
 
 #include <cmath>
 
+#include "model/init.h"
+
 namespace yoke {
-namespace {
-at::Tensor xavier(int64_t out, int64_t in) {
-  const double bound = std::sqrt(6.0 / double(in + out));
-  return at::empty({out, in}).uniform_(-bound, bound);
-}
-}  // namespace
 
 ConvBlock::ConvBlock(const ConvBlockSpec& s) : spec_(s) {
   const int64_t d = s.kernel.dim, in_out = s.glu ? 2 * d : d;
-  in_weight = register_parameter("in_weight", xavier(in_out, d));
+  in_weight = register_parameter("in_weight", xavier_uniform(in_out, d));
   in_bias = register_parameter("in_bias", at::zeros({in_out}));
   conv = register_module(s.kernel.dynamic ? "dynamic_conv" : "light_conv", make_conv_kernel(s.kernel));
-  out_weight = register_parameter("out_weight", xavier(d, d));
+  out_weight = register_parameter("out_weight", xavier_uniform(d, d));
   out_bias = register_parameter("out_bias", at::zeros({d}));
 }
 

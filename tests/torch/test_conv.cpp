@@ -12,12 +12,15 @@
 #include "model/depthwise_conv.h"
 #include "model/lightconv.h"
 #include "text/vocab.h"
+#include "copy_task.h"
 #include "tiny_model.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 
 using namespace yoke;
+using yoke::test::random_source;
 using yoke::test::tiny_config;
+using yoke::test::train_copy_task;
 
 namespace {
 
@@ -39,18 +42,6 @@ at::Tensor direct_conv(const at::Tensor& x, const at::Tensor& kernel, int64_t pa
     rows.push_back(acc);
   }
   return at::stack(rows, 1);
-}
-
-at::Tensor random_source(int64_t n, int64_t max_len, int64_t vocab, uint64_t seed) {
-  at::manual_seed(seed);
-  auto lens = at::randint(2, max_len, {n});
-  auto src = at::zeros({n, max_len + 1}, at::kLong);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t l = lens[i].item<int64_t>();
-    src[i].narrow(0, 0, l).copy_(at::randint(4, vocab, {l}));
-    src[i][l] = Vocab::eos;
-  }
-  return src;
 }
 
 Config conv_config(const std::string& arch, Tie tie = Tie::all, Estimator output = Estimator::dot) {
@@ -333,30 +324,9 @@ TEST_P(ConvTieOutputTrains, LossGoesDown) {
   if (output == Estimator::cosine) spec.input_grad_scale = 0.5;
   auto model = std::make_shared<Transformer>(ModelSpec::from_config(cfg), spec);
   model->embeddings->track_gradient_paths(true);
-  model->train();
-  std::vector<at::Tensor> params;
-  for (auto& p : model->parameters()) params.push_back(p);
-  FlatAdam opt(params, AdamOptions{});
-  auto src = random_source(16, 6, 24, 14);
-  auto tgt_out = src.clone();
-  auto tgt_in = at::cat({at::full({16, 1}, Vocab::bos, at::kLong), src.narrow(1, 0, src.size(1) - 1)}, 1);
-  tgt_in.masked_fill_(tgt_in.eq(Vocab::eos), Vocab::pad);
-  auto loss_now = [&] {
-    auto enc = model->encode(src);
-    auto sel = select_real_positions(model->decode(tgt_in, &enc), tgt_out, Vocab::pad);
-    return label_smoothed_loss(model->logits(sel.hidden), sel.target, 0.0);
-  };
-  const double first = loss_now().loss.item<double>();
-  for (int step = 1; step <= 30; ++step) {
-    opt.zero_grad();
-    auto l = loss_now();
-    l.loss.backward();
-    opt.scale_grad(1.0 / double(l.tokens));
-    opt.step(3e-3);
-  }
+  const auto [first, last] = train_copy_task(*model);
   const auto paths = model->embeddings->take_gradient_paths();
   EXPECT_TRUE(std::isfinite(paths.share_output())) << arch;
-  const double last = loss_now().loss.item<double>();
   EXPECT_TRUE(std::isfinite(last));
   EXPECT_LT(last, 0.8 * first) << arch << " " << name_of(tie) << " × " << name_of(output);
 }

@@ -8,30 +8,16 @@
 #include "decode/translator.h"
 #include "loss/loss.h"
 #include "text/vocab.h"
+#include "copy_task.h"
 #include "tiny_model.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 
 using namespace yoke;
+using yoke::test::random_source;
 using yoke::test::tiny_config;
-
-namespace {
-
-// Random sentences over ids 4..V-1 (0–3 are pad/unk/bos/eos), right-padded, with eos.
-at::Tensor random_source(int64_t n, int64_t max_len, int64_t vocab, uint64_t seed) {
-  at::manual_seed(seed);
-  auto lens = at::randint(2, max_len, {n});
-  auto src = at::zeros({n, max_len + 1}, at::kLong);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t l = lens[i].item<int64_t>();
-    src[i].narrow(0, 0, l).copy_(at::randint(4, vocab, {l}));
-    src[i][l] = Vocab::eos;
-  }
-  return src;
-}
-
-}  // namespace
+using yoke::test::train_copy_task;
 
 TEST(Transformer, IncrementalDecodingEqualsFullDecoding) {
   for (const char* norm : {"pre", "post"}) {
@@ -204,29 +190,7 @@ TEST_P(TieOutputTrains, LossGoesDown) {
   auto cfg = tiny_config(tie, output);
   cfg.factored_rank = 0;
   auto model = build_model(cfg);
-  model->train();
-  std::vector<at::Tensor> params;
-  for (auto& p : model->parameters()) params.push_back(p);
-  FlatAdam opt(params, AdamOptions{});
-  auto src = random_source(16, 6, 24, 14);
-  // Target = source (a copy task): tgt_in = bos + x, tgt_out = x + eos.
-  auto tgt_out = src.clone();
-  auto tgt_in = at::cat({at::full({16, 1}, Vocab::bos, at::kLong), src.narrow(1, 0, src.size(1) - 1)}, 1);
-  tgt_in.masked_fill_(tgt_in.eq(Vocab::eos), Vocab::pad);
-  auto loss_now = [&] {
-    auto enc = model->encode(src);
-    auto sel = select_real_positions(model->decode(tgt_in, &enc), tgt_out, Vocab::pad);
-    return label_smoothed_loss(model->logits(sel.hidden), sel.target, 0.0);
-  };
-  const double first = loss_now().loss.item<double>();
-  for (int step = 1; step <= 30; ++step) {
-    opt.zero_grad();
-    auto l = loss_now();
-    l.loss.backward();
-    opt.scale_grad(1.0 / double(l.tokens));
-    opt.step(3e-3);
-  }
-  const double last = loss_now().loss.item<double>();
+  const auto [first, last] = train_copy_task(*model);
   EXPECT_TRUE(std::isfinite(last));
   EXPECT_LT(last, 0.8 * first) << name_of(tie) << " × " << name_of(output);
 }
