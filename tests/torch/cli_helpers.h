@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 inline fs::path work_dir() {
   static fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("yoke_cli_test_" + std::to_string(::getpid()));
+    fs::remove_all(d);  // left by an earlier process with the same pid: start clean
     fs::create_directories(d);
     return d;
   }();
