@@ -19,26 +19,8 @@ using yoke::test::random_source;
 using yoke::test::tiny_config;
 using yoke::test::train_copy_task;
 
-TEST(Transformer, IncrementalDecodingEqualsFullDecoding) {
-  for (const char* norm : {"pre", "post"}) {
-    auto cfg = tiny_config();
-    cfg.norm = norm;
-    at::manual_seed(1);
-    auto model = build_model(cfg);
-    model->eval();
-    at::NoGradGuard g;
-    auto src = random_source(3, 7, 24, 2);
-    auto tgt = at::randint(4, 24, {3, 6});
-    tgt.select(1, 0).fill_(Vocab::bos);
-    auto enc = model->encode(src);
-    auto full = model->decode(tgt, &enc);
-    auto state = model->start(&enc);
-    for (int64_t t = 0; t < 6; ++t) {
-      auto h = model->step(tgt.select(1, t), state);
-      EXPECT_TRUE(at::allclose(h, full.select(1, t), 1e-4, 1e-5)) << norm << " step " << t;
-    }
-  }
-}
+// Incremental decoding against full decoding, beam reordering included: test_conv.cpp
+// (ConvModel.IncrementalDecodingEqualsFullDecodingUnderBeamReordering, every architecture).
 
 TEST(Transformer, CrossLayerSharesOneSetOfWeights) {
   auto cfg = tiny_config();
