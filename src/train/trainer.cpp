@@ -26,6 +26,7 @@
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
+#include "util/json_file.h"
 #include "util/progress.h"
 
 namespace fs = std::filesystem;
@@ -77,15 +78,11 @@ class MetricsLog {
   // its checkpoint, and their records would come twice); -1 starts an empty log.
   MetricsLog(const std::string& path, int64_t resumed_update) {
     std::string kept;
-    if (resumed_update >= 0) {
-      std::ifstream in(path);
-      for (std::string line; std::getline(in, line);) {
-        const auto j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) continue;  // the torn last line of a killed run
+    if (resumed_update >= 0)
+      for (const auto& j : read_json_lines(path)) {
         if (j.contains("update") && j.at("update").is_number() && j.at("update").get<int64_t>() > resumed_update) continue;
-        kept += line + '\n';
+        kept += j.dump() + '\n';  // as write() wrote it
       }
-    }
     write_file_atomically(path, kept);
     out_.open(path, std::ios::app);
     if (!out_) throw input_error(path, 0, "cannot open metrics file for appending");

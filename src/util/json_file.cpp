@@ -28,7 +28,7 @@ std::vector<nlohmann::json> read_json_lines(const std::string& path, const std::
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.value("type", "") == type) out.push_back(std::move(j));
+    if (!j.is_discarded() && j.is_object() && (type.empty() || j.value("type", "") == type)) out.push_back(std::move(j));
   }
   return out;
 }

@@ -10,9 +10,10 @@ namespace yoke {
 // Throws InputError "PATH:LINE: invalid JSON: ..." (or "PATH: cannot open").
 nlohmann::json read_json(const std::string& path);
 
-// The records of a JSON Lines file (metrics.jsonl) whose "type" is `type`, in order. A line that
-// does not parse (the torn last line of a killed run) is skipped; a missing file gives none.
-std::vector<nlohmann::json> read_json_lines(const std::string& path, const std::string& type);
+// The records of a JSON Lines file (metrics.jsonl) whose "type" is `type` (every record when
+// `type` is empty), in order. A line that does not parse (the torn last line of a killed run) is
+// skipped; a missing file gives none.
+std::vector<nlohmann::json> read_json_lines(const std::string& path, const std::string& type = "");
 
 // Pretty-printed (2 spaces), through util/atomic_file.h.
 void write_json(const std::string& path, const nlohmann::json& value);
