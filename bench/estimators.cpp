@@ -56,7 +56,7 @@ struct Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  yoke::use_passive_omp_wait(argv);
+  yoke::use_fast_math_library_settings(argv);
   int rounds = 5, steps = 4, threads = 0;
   int64_t tokens = 2048;
   Tie tie = Tie::all;

@@ -316,7 +316,7 @@ nlohmann::json part_conv() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  yoke::use_passive_omp_wait(argv);
+  yoke::use_fast_math_library_settings(argv);
   std::string part, workload, out, size = "ref", device_name = "cpu";
   int steps = 6, sentences = 1000, threads = 0, batches = 4;
   int64_t batch_tokens = 4096;

@@ -45,7 +45,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  yoke::use_passive_omp_wait(argv);
+  yoke::use_fast_math_library_settings(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
     return argc < 2 ? 2 : 0;

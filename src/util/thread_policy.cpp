@@ -1,16 +1,39 @@
 #include "util/thread_policy.h"
 
-#include <cstdlib>
+#include <dlfcn.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 
 namespace yoke {
 
-void use_passive_omp_wait(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  if (setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0) return;
+const char* blas_kernel_name() {
+  // Looked up at run time: OpenBLAS comes in through LibTorch's libblas.so.3 (Debian's
+  // alternatives), and another BLAS may stand there instead.
+  using CoreName = char* (*)();
+  const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return core_name ? core_name() : "";
+}
+
+namespace {
+
+bool blas_on_generic_kernels_of_a_newer_cpu() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
+  return strcasecmp(blas_kernel_name(), "prescott") == 0;
+}
+
+}  // namespace
+
+void use_fast_math_library_settings(char** argv) {
+  const bool wait = std::getenv("OMP_WAIT_POLICY") == nullptr && setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
+  const bool kernels = blas_on_generic_kernels_of_a_newer_cpu() && setenv("OPENBLAS_CORETYPE", "Haswell", 0) == 0;
+  if (!wait && !kernels) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.
-  unsetenv("OMP_WAIT_POLICY");
+  if (wait) unsetenv("OMP_WAIT_POLICY");
+  if (kernels) unsetenv("OPENBLAS_CORETYPE");
 }
 
 }  // namespace yoke

@@ -1,16 +1,28 @@
-// How idle OpenMP threads wait. LibTorch runs element-wise work on an OpenMP pool while
-// OpenBLAS (libopenblas0-pthread) runs matrix products on a pool of its own. GNU OpenMP's default
-// is to spin after each parallel region, so on a small machine the spinning threads take the
-// cores the matrix product needs: on 2 cores that made training 1.4x and greedy decoding 2.5x
-// slower (docs/performance.md). libgomp reads OMP_WAIT_POLICY once, when it is loaded, before
-// main runs, so the only way to change it from inside is to run the program again with it set.
+// The environment the math libraries read once, when they are loaded, before main runs; the only
+// way to change it from inside is to run the program again with it set.
+//
+// - OMP_WAIT_POLICY. LibTorch runs element-wise work on an OpenMP pool while OpenBLAS
+//   (libopenblas0-pthread) runs matrix products on a pool of its own. GNU OpenMP's default is to
+//   spin after each parallel region, so on a small machine the spinning threads take the cores
+//   the matrix product needs: on 2 cores that made training 1.4x and greedy decoding 2.5x slower
+//   (docs/performance.md).
+// - OPENBLAS_CORETYPE. OpenBLAS picks its kernels by CPU model. Debian 12's 0.3.21 does not know
+//   processors newer than it and falls back to its generic SSE3 kernels ("Prescott"): on a 2-core
+//   Intel Xeon with AVX-512 that halved training speed (1833 against 3755 tokens/s for the
+//   language model of configs/multi30k-lm-en.conf, docs/performance.md). Where the processor has
+//   AVX2 and FMA, the Haswell kernels run on it and are what a newer OpenBLAS would use at least.
 #pragma once
 
 namespace yoke {
 
-// When OMP_WAIT_POLICY is unset, sets it to PASSIVE and re-executes this program with the same
-// arguments (it does not return then). A value the user set is kept. If the re-execution fails,
-// returns and the program runs on with the spinning default.
-void use_passive_omp_wait(char** argv);
+// When OMP_WAIT_POLICY is unset, sets it to PASSIVE; when OPENBLAS_CORETYPE is unset and OpenBLAS
+// fell back to its generic kernels on a processor with AVX2 and FMA, sets it to Haswell. If it set
+// either, re-executes this program with the same arguments (it does not return then). Values the
+// user set are kept. If the re-execution fails, returns and the program runs on as it was.
+void use_fast_math_library_settings(char** argv);
+
+// The name of the kernels OpenBLAS chose ("Haswell", "Prescott", ...), or "" when the matrix
+// products are not OpenBLAS's.
+const char* blas_kernel_name();
 
 }  // namespace yoke
