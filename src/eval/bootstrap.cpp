@@ -1,5 +1,7 @@
 #include "eval/bootstrap.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 
@@ -18,58 +20,101 @@ std::vector<BleuStats> sentence_stats(const std::vector<std::string>& hyps,
   return stats;
 }
 
-BleuStats sum(const std::vector<BleuStats>& stats) {
-  BleuStats total;
-  for (const BleuStats& s : stats) total += s;
-  return total;
+// Sentence statistics of every seed's output of one system.
+std::vector<std::vector<BleuStats>> system_stats(const std::vector<std::vector<std::string>>& outputs,
+                                                 const std::vector<std::string>& refs, bool lowercase,
+                                                 const char* name) {
+  if (outputs.empty())
+    throw std::invalid_argument(std::string("paired_bootstrap_bleu: system ") + name + " has no outputs");
+  std::vector<std::vector<BleuStats>> stats;
+  for (size_t s = 0; s < outputs.size(); ++s) {
+    if (outputs[s].size() != refs.size())
+      throw std::invalid_argument(std::string("paired_bootstrap_bleu: output ") + std::to_string(s + 1) +
+                                  " of system " + name + " has " + std::to_string(outputs[s].size()) +
+                                  " lines for " + std::to_string(refs.size()) + " references");
+    stats.push_back(sentence_stats(outputs[s], refs, lowercase));
+  }
+  return stats;
 }
 
-void check_inputs(size_t a, size_t b, size_t refs, int samples) {
-  if (a != refs || b != refs)
-    throw std::invalid_argument("paired_bootstrap_bleu: " + std::to_string(a) + " and " +
-                                std::to_string(b) + " hypotheses for " + std::to_string(refs) +
-                                " references");
-  if (samples < 1)
-    throw std::invalid_argument("paired_bootstrap_bleu: samples must be positive, got " +
-                                std::to_string(samples));
+// Corpus BLEU of each seed on the test set that holds sentence i counts[i] times.
+std::vector<double> bleu_per_seed(const std::vector<std::vector<BleuStats>>& stats,
+                                  const std::vector<uint32_t>& counts) {
+  std::vector<double> out;
+  for (const auto& seed_stats : stats) {
+    BleuStats total;
+    for (size_t i = 0; i < counts.size(); ++i)
+      for (uint32_t c = 0; c < counts[i]; ++c) total += seed_stats[i];
+    out.push_back(bleu_from_stats(total).score);
+  }
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / double(v.size());
 }
 
 }  // namespace
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) throw std::invalid_argument("quantile of no values");
+  std::sort(values.begin(), values.end());
+  const double pos = std::clamp(q, 0.0, 1.0) * double(values.size() - 1);
+  const size_t lo = size_t(std::floor(pos));
+  const size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - double(lo)) * (values[hi] - values[lo]);
+}
+
+BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<std::string>>& hyps_a,
+                                            const std::vector<std::vector<std::string>>& hyps_b,
+                                            const std::vector<std::string>& refs, int samples,
+                                            uint64_t seed, bool lowercase) {
+  if (samples < 1)
+    throw std::invalid_argument("paired_bootstrap_bleu: samples must be positive, got " +
+                                std::to_string(samples));
+  const auto stats_a = system_stats(hyps_a, refs, lowercase, "A");
+  const auto stats_b = system_stats(hyps_b, refs, lowercase, "B");
+  const size_t n = refs.size();
+
+  BootstrapResult r;
+  const std::vector<uint32_t> whole(n, 1);
+  r.bleu_a = bleu_per_seed(stats_a, whole);
+  r.bleu_b = bleu_per_seed(stats_b, whole);
+  r.mean_a = mean(r.bleu_a);
+  r.mean_b = mean(r.bleu_b);
+  r.delta = r.mean_b - r.mean_a;
+  r.samples = samples;
+
+  std::mt19937_64 rng(seed);
+  std::vector<double> deltas;
+  deltas.reserve(size_t(samples));
+  std::vector<uint32_t> counts(n);
+  double failures = 0.0;  // resamples where B is not better; a tie counts half
+  for (int s = 0; s < samples; ++s) {
+    std::fill(counts.begin(), counts.end(), 0u);
+    // Modulo rather than std::uniform_int_distribution, whose output differs between standard
+    // libraries; the bias (n / 2^64) is negligible.
+    for (size_t k = 0; k < n; ++k) ++counts[size_t(rng() % n)];
+    const double d = mean(bleu_per_seed(stats_b, counts)) - mean(bleu_per_seed(stats_a, counts));
+    deltas.push_back(d);
+    if (d < 0)
+      failures += 1.0;
+    else if (d == 0)
+      failures += 0.5;
+  }
+  r.p_value = failures / samples;
+  r.ci_low = quantile(deltas, 0.025);
+  r.ci_high = quantile(deltas, 0.975);
+  return r;
+}
 
 BootstrapResult paired_bootstrap_bleu(const std::vector<std::string>& hyps_a,
                                       const std::vector<std::string>& hyps_b,
                                       const std::vector<std::string>& refs, int samples,
                                       uint64_t seed, bool lowercase) {
-  check_inputs(hyps_a.size(), hyps_b.size(), refs.size(), samples);
-  const std::vector<BleuStats> stats_a = sentence_stats(hyps_a, refs, lowercase);
-  const std::vector<BleuStats> stats_b = sentence_stats(hyps_b, refs, lowercase);
-
-  BootstrapResult r;
-  r.bleu_a = bleu_from_stats(sum(stats_a)).score;
-  r.bleu_b = bleu_from_stats(sum(stats_b)).score;
-  r.delta = r.bleu_b - r.bleu_a;
-  r.samples = samples;
-
-  const size_t n = refs.size();
-  std::mt19937_64 rng(seed);
-  double failures = 0.0;  // resamples where B is not better; a tie counts half
-  for (int s = 0; s < samples; ++s) {
-    BleuStats a, b;
-    for (size_t k = 0; k < n; ++k) {
-      // Modulo rather than std::uniform_int_distribution, whose output differs between standard
-      // libraries; the bias (n / 2^64) is negligible.
-      const size_t i = static_cast<size_t>(rng() % n);
-      a += stats_a[i];
-      b += stats_b[i];
-    }
-    const double score_a = bleu_from_stats(a).score, score_b = bleu_from_stats(b).score;
-    if (score_b < score_a)
-      failures += 1.0;
-    else if (score_b == score_a)
-      failures += 0.5;
-  }
-  r.p_value = failures / samples;
-  return r;
+  return paired_bootstrap_bleu_seeds({hyps_a}, {hyps_b}, refs, samples, seed, lowercase);
 }
 
 }  // namespace yoke

@@ -250,11 +250,80 @@ TEST(Bootstrap, IdenticalSystemsTie) {
 TEST(Bootstrap, ClearlyBetterSystemIsSignificant) {
   const std::vector<std::string> refs = make_sentences(60, 0), poor = make_sentences(60, 1);
   const BootstrapResult r = paired_bootstrap_bleu(poor, refs, refs, 300);
-  EXPECT_NEAR(r.bleu_b, 100.0, 1e-12);  // through log and exp
+  EXPECT_NEAR(r.mean_b, 100.0, 1e-12);  // through log and exp
   EXPECT_GT(r.delta, 0.0);
   EXPECT_LT(r.p_value, 0.05);
   // The other way round the claim "B is better" fails in (almost) every resample.
   EXPECT_GT(paired_bootstrap_bleu(refs, poor, refs, 300).p_value, 0.95);
+}
+
+// Three "seeds" of a system: each replaces `worse_every`-th sentence (shifted per seed) of the
+// references by an unrelated one, so a smaller `worse_every` is a worse system on every seed.
+std::vector<std::vector<std::string>> seeds_of(const std::vector<std::string>& refs, int worse_every) {
+  std::vector<std::vector<std::string>> out;
+  for (int seed = 0; seed < 3; ++seed) {
+    std::vector<std::string> hyps = refs;
+    const auto junk = make_sentences(int(refs.size()), 7 + seed);
+    for (size_t i = size_t(seed); i < refs.size(); i += size_t(worse_every)) hyps[i] = junk[i];
+    out.push_back(hyps);
+  }
+  return out;
+}
+
+TEST(Bootstrap, OverSeedsClearlyBetterOnEverySeedIsSignificant) {
+  const std::vector<std::string> refs = make_sentences(90, 0);
+  const auto a = seeds_of(refs, 2), b = seeds_of(refs, 5);  // A: half the sentences wrong; B: a fifth
+  const BootstrapResult r = paired_bootstrap_bleu_seeds(a, b, refs, 400);
+  ASSERT_EQ(r.bleu_a.size(), 3u);
+  ASSERT_EQ(r.bleu_b.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) {
+    // The per-seed scores are the plain corpus BLEU of each output; 1e-9: the same sums in
+    // another order.
+    EXPECT_NEAR(r.bleu_a[s], corpus_bleu(a[s], refs).score, 1e-9);
+    EXPECT_GT(r.bleu_b[s], r.bleu_a[s]);
+  }
+  EXPECT_NEAR(r.delta, (r.bleu_b[0] + r.bleu_b[1] + r.bleu_b[2] - r.bleu_a[0] - r.bleu_a[1] - r.bleu_a[2]) / 3,
+              1e-9);
+  EXPECT_LT(r.p_value, 0.05);
+  EXPECT_GT(r.ci_low, 0.0);               // the interval excludes "no difference"
+  EXPECT_LE(r.ci_low, r.delta);           // and holds the observed Δ
+  EXPECT_GE(r.ci_high, r.delta);
+  // The other way round: the claim fails on (almost) every resample, Δ and interval mirror.
+  const BootstrapResult back = paired_bootstrap_bleu_seeds(b, a, refs, 400);
+  EXPECT_GT(back.p_value, 0.95);
+  EXPECT_LT(back.ci_high, 0.0);
+}
+
+TEST(Bootstrap, OverSeedsIdenticalSetsAreNotSignificant) {
+  const std::vector<std::string> refs = make_sentences(90, 0);
+  const auto a = seeds_of(refs, 3);
+  const BootstrapResult r = paired_bootstrap_bleu_seeds(a, a, refs, 400);
+  EXPECT_DOUBLE_EQ(r.delta, 0.0);  // the same sums on both sides
+  EXPECT_GT(r.p_value, 0.3);
+  EXPECT_LE(r.ci_low, 0.0);
+  EXPECT_GE(r.ci_high, 0.0);
+  // Seeds that disagree in sign (B better on one seed, worse on another) are not significant
+  // either: their mean is what is tested.
+  auto mixed = a;
+  mixed[0] = seeds_of(refs, 6)[0];  // better than a[0]
+  mixed[1] = seeds_of(refs, 2)[1];  // worse than a[1]
+  const BootstrapResult m = paired_bootstrap_bleu_seeds(a, mixed, refs, 400);
+  EXPECT_GT(m.bleu_b[0], m.bleu_a[0]);
+  EXPECT_LT(m.bleu_b[1], m.bleu_a[1]);
+  EXPECT_LE(m.ci_low, m.delta);
+  EXPECT_GE(m.ci_high, m.delta);
+  // Unequal seed counts are allowed (a variant whose third run is still training).
+  EXPECT_NO_THROW(paired_bootstrap_bleu_seeds(a, {a[0], a[1]}, refs, 50));
+  EXPECT_THROW(paired_bootstrap_bleu_seeds(a, {}, refs, 50), std::invalid_argument);
+}
+
+TEST(Bootstrap, QuantileInterpolatesBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2, 4}, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2, 4}, 1.0), 4.0);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2, 4}, 0.5), 2.5);     // numpy.quantile([1,2,3,4], 0.5)
+  EXPECT_DOUBLE_EQ(quantile({0, 10}, 0.025), 0.25);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.975), 7.0);
+  EXPECT_THROW(quantile({}, 0.5), std::invalid_argument);
 }
 
 TEST(Bootstrap, DeterministicForSeedAndChecksSizes) {

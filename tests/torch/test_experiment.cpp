@@ -95,6 +95,37 @@ TEST(Experiment, CompareGivesAboutOneHalfForIdenticalSystems) {
   EXPECT_EQ(j.at("delta").get<double>(), 0.0);
 }
 
+TEST(Experiment, CompareTakesOneFilePerSeedForEachSystem) {
+  // Two "seeds" per system: A gets every sentence wrong on one seed and two of three on the
+  // other; B is the reference on one seed and one sentence off on the other.
+  const auto dir = work_dir();
+  const std::string ref_text = "a small dog runs on the grass\nthe black cat sleeps here today\ntwo young men talk in a bar\n";
+  std::ofstream(dir / "ref.txt") << ref_text;
+  std::ofstream(dir / "a1.txt") << "x y z\nu v w\np q r\n";
+  std::ofstream(dir / "a2.txt") << "a small dog runs on the grass\nu v w\np q r\n";
+  std::ofstream(dir / "b1.txt") << ref_text;
+  std::ofstream(dir / "b2.txt") << "a small dog runs on the grass\nthe black cat sleeps here today\np q r\n";
+  auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--hyp-a", (dir / "a1.txt").string(),
+                                            (dir / "a2.txt").string(), "--hyp-b", (dir / "b1.txt").string(),
+                                            (dir / "b2.txt").string(), "--ref", (dir / "ref.txt").string(),
+                                            "--samples", "200", "--json"}));
+  ASSERT_EQ(j.at("bleu_a_per_file").size(), 2u);
+  ASSERT_EQ(j.at("delta_per_file").size(), 2u);
+  EXPECT_NEAR(j.at("bleu_b_per_file")[0].get<double>(), 100.0, 1e-9);  // through exp(log(...))
+  EXPECT_NEAR(j.at("delta").get<double>(),
+              (j.at("delta_per_file")[0].get<double>() + j.at("delta_per_file")[1].get<double>()) / 2, 1e-9);
+  EXPECT_GT(j.at("delta_per_file")[1].get<double>(), 0.0);
+  EXPECT_LE(j.at("ci95")[0].get<double>(), j.at("delta").get<double>());
+  EXPECT_GE(j.at("ci95")[1].get<double>(), j.at("delta").get<double>());
+  // A file of another length is named in the error.
+  std::ofstream(dir / "short.txt") << "one line\n";
+  const auto r = run({YOKE_BINARY, "compare", "--hyp-a", (dir / "a1.txt").string(), (dir / "short.txt").string(),
+                      "--hyp-b", (dir / "b1.txt").string(), "--ref", (dir / "ref.txt").string()},
+                     dir / "short.log");
+  EXPECT_EQ(r, 2);
+  EXPECT_NE(slurp(dir / "short.log").find("short.txt has 1 lines"), std::string::npos) << slurp(dir / "short.log");
+}
+
 TEST(Grid, ErrorsNameTheFileAndLine) {
   const auto path = work_dir() / "bad.grid";
   std::ofstream(path) << "[grid]\nseeds = 1\n\n[variant a]\nd_modle = 3\n";
