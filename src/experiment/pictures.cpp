@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/gradient_shares.h"
 #include "report/svg_chart.h"
 #include "report/svg_to_png.h"
 #include "util/atomic_file.h"
@@ -39,11 +40,10 @@ void save(const fs::path& svg_path, const std::string& svg) {
 
 bool draw_gradient_paths(const std::string& metrics_path, const std::string& svg_path) {
   Series output{"through the output projection (path B)", {}, {}}, input{"through the input lookups (path A)", {}, {}};
-  for (const auto& j : read_json_lines(metrics_path, "grad_paths")) {
-    const double share = j.at("share_output").get<double>();
-    output.x.push_back(j.at("update").get<double>());
+  for (const auto& [update, share] : read_gradient_shares(metrics_path)) {
+    output.x.push_back(update);
     output.y.push_back(100 * share);
-    input.x.push_back(output.x.back());
+    input.x.push_back(update);
     input.y.push_back(100 * (1 - share));
   }
   if (output.x.empty()) return false;

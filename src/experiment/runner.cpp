@@ -4,10 +4,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze_model.h"
+#include "analysis/gradient_shares.h"
 #include "decode/translator.h"
 #include "eval/score_files.h"
 #include "experiment/grid.h"
@@ -111,6 +113,18 @@ nlohmann::json analyze_run(const std::string& model_dir, const std::string& chec
   return result;
 }
 
+// Seed 004 §5.1's share of the parameters that represent words, counting 12d² per layer:
+// Vd / (Vd + 12Ld²) for a tied language model, 2Vd / (2Vd + 12Ld²) for an untied one. Only where
+// that formula describes the model: a decoder-only model with full word matrices and layers of
+// their own.
+std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
+  if (cfg.task != Task::lm || cfg.factored_rank > 0 || cfg.cross_layer || cfg.tie == Tie::shared_private)
+    return std::nullopt;
+  const double v = double(cfg.tgt_vocab_size), d = double(cfg.d_model), layers = double(cfg.decoder_layers);
+  const double words = (cfg.tie == Tie::none ? 2.0 : 1.0) * v * d;
+  return words / (words + 12.0 * layers * d * d);
+}
+
 // One (variant, seed): returns false when interrupted.
 bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentOptions& o, std::ostream& log) {
   const fs::path dir = run_dir(o.out_dir, v.name, seed);
@@ -137,6 +151,12 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
                            {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
                            {"updates", tr.updates}, {"stop_reason", tr.stop_reason}, {"config", cfg.to_json()},
                            {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
+  result["emb_fraction"] = double(counts.emb) / double(params);
+  if (auto f = embedding_fraction_closed_form(cfg)) result["emb_fraction_closed_form"] = *f;
+  if (auto g = summarize_gradient_shares(read_gradient_shares((fs::path(cfg.save_dir) / "metrics.jsonl").string()))) {
+    result["grad_share_output_early"] = g->early;
+    result["grad_share_output_late"] = g->late;
+  }
   result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, checkpoint, log)
                                      : translate_and_score(grid, cfg, dir, checkpoint, log);
   if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);

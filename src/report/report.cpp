@@ -182,17 +182,17 @@ class LineCache {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
-// The first seed (smallest) for which both variants have a hypothesis file of this test.
-std::optional<std::pair<const RunResult*, const RunResult*>> common_seed(const Runs& base,
-                                                                         const Runs& var,
-                                                                         const std::string& test) {
-  for (const RunResult* b : base) {
-    if (!b->hyp_files.count(test)) continue;
-    for (const RunResult* v : var) {
-      if (v->seed == b->seed && v->hyp_files.count(test)) return std::make_pair(b, v);
-    }
+// The hypothesis files of this test, one per run that has one, and those runs' seeds.
+std::pair<std::vector<std::string>, json> hyp_files_of(const Runs& runs, const std::string& test) {
+  std::vector<std::string> paths;
+  json seeds = json::array();
+  for (const RunResult* r : runs) {
+    auto it = r->hyp_files.find(test);
+    if (it == r->hyp_files.end()) continue;
+    paths.push_back(it->second);
+    seeds.push_back(r->seed);
   }
-  return std::nullopt;
+  return {paths, seeds};
 }
 
 void check_length(const std::string& hyp, size_t n_hyp, const std::string& ref, size_t n_ref) {
@@ -202,25 +202,43 @@ void check_length(const std::string& hyp, size_t n_hyp, const std::string& ref, 
   }
 }
 
-// {p_value, p_seed, p_samples}, all null when there is nothing to compare.
+// {p_value, p_samples, delta_ci95, p_seeds}, all null when there is nothing to compare: the
+// seed-pooled paired bootstrap of eval/bootstrap.h over every seed with a hypothesis file.
 json significance(const Runs& base, const Runs& var, const std::string& test,
                   const ReportInput& in, int samples, LineCache* cache) {
-  json out = {{"p_value", nullptr}, {"p_seed", nullptr}, {"p_samples", nullptr}};
+  json out = {{"p_value", nullptr}, {"p_samples", nullptr}, {"delta_ci95", nullptr}, {"p_seeds", nullptr}};
   const auto ref = in.ref_files.find(test);
   if (samples < 1 || ref == in.ref_files.end()) return out;
-  const auto pair = common_seed(base, var, test);
-  if (!pair) return out;
-  const std::string& path_a = pair->first->hyp_files.at(test);
-  const std::string& path_b = pair->second->hyp_files.at(test);
+  const auto [paths_a, seeds_a] = hyp_files_of(base, test);
+  const auto [paths_b, seeds_b] = hyp_files_of(var, test);
+  if (paths_a.empty() || paths_b.empty()) return out;
   const auto& refs = cache->get(ref->second);
-  const auto& a = cache->get(path_a);
-  const auto& b = cache->get(path_b);
-  check_length(path_a, a.size(), ref->second, refs.size());
-  check_length(path_b, b.size(), ref->second, refs.size());
-  const BootstrapResult r = paired_bootstrap_bleu(a, b, refs, samples);
+  auto outputs = [&](const std::vector<std::string>& paths) {
+    std::vector<std::vector<std::string>> lines;
+    for (const auto& path : paths) {
+      lines.push_back(cache->get(path));
+      check_length(path, lines.back().size(), ref->second, refs.size());
+    }
+    return lines;
+  };
+  const BootstrapResult r = paired_bootstrap_bleu_seeds(outputs(paths_a), outputs(paths_b), refs, samples);
   out["p_value"] = r.p_value;
-  out["p_seed"] = pair->first->seed;
   out["p_samples"] = r.samples;
+  out["delta_ci95"] = {r.ci_low, r.ci_high};
+  out["p_seeds"] = {{"baseline", seeds_a}, {"variant", seeds_b}};
+  return out;
+}
+
+// [{seed, delta}] of the metric for every seed both variants have: the seed noise, in plain view.
+json deltas_per_seed(const Runs& base, const Runs& var, const std::string& test, const std::string& metric) {
+  json out = json::array();
+  for (const RunResult* v : var) {
+    const auto mv = number_at(v->metrics, {"tests", test, metric});
+    for (const RunResult* b : base) {
+      const auto mb = number_at(b->metrics, {"tests", test, metric});
+      if (b->seed == v->seed && mv && mb) out.push_back({{"seed", v->seed}, {"delta", number(*mv - *mb)}});
+    }
+  }
   return out;
 }
 
@@ -233,18 +251,27 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
   // Δ of the report's metric, baseline mean as reference.
   const std::string delta = "delta_" + in.metric;
   t[delta] = nullptr;
+  t["delta_per_seed"] = json::array();
   const double m = mean(values_of(runs, {"tests", test, in.metric}));
   if (base) {
     const double b = mean(values_of(*base, {"tests", test, in.metric}));
     if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
+    if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
   }
-  json sig = {{"p_value", nullptr}, {"p_seed", nullptr}, {"p_samples", nullptr}};
+  json sig = {{"p_value", nullptr}, {"p_samples", nullptr}, {"delta_ci95", nullptr}, {"p_seeds", nullptr}};
   if (base && !is_baseline && in.metric == "bleu") {
     sig = significance(*base, runs, test, in, samples, cache);
   }
   t.update(sig);
   return t;
 }
+
+// Numbers of a whole run (not of a test set) that the report averages over seeds.
+constexpr const char* kRunNumbers[] = {"params",          "emb",
+                                       "red",             "tokens_per_s",
+                                       "wall_s",          "updates",
+                                       "grad_share_output_early", "grad_share_output_late",
+                                       "emb_fraction",    "emb_fraction_closed_form"};
 
 json mean_of(const Runs& runs, const std::string& key) {
   const auto v = values_of(runs, {key});
@@ -268,9 +295,7 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
                   {"baseline", variant == in.baseline},
                   {"seeds", runs.size()},
                   {"seed_list", seeds}};
-    for (const char* key : {"params", "emb", "red", "tokens_per_s", "wall_s"}) {
-      entry[key] = mean_of(runs, key);
-    }
+    for (const char* key : kRunNumbers) entry[key] = mean_of(runs, key);
     json t = json::object();
     for (const auto& test : tests) {
       t[test] = test_entry(runs, base_ptr, variant == in.baseline, test, in, bootstrap_samples, &cache);
@@ -313,9 +338,11 @@ std::string compact(double v) {
   return printf_str(f, scaled) + suffix;
 }
 
+// "+0.32", "−0.11" (a real minus sign, as in the tables of the papers), never "−0.00".
 std::string signed2(double v) {
   std::string s = printf_str("%+.2f", v);
   if (s == "-0.00") s = "+0.00";
+  if (s[0] == '-') s = "\xE2\x88\x92" + s.substr(1);
   return s;
 }
 
@@ -333,11 +360,29 @@ json test_of(const json& entry, const std::string& test) {
   return entry.value("tests", json::object()).value(test, json::object());
 }
 
-// ------------------------------------------------------------------ the table, once for all formats
+// "[−0.12, +0.71]" from a test entry's delta_ci95, or "" without one.
+std::string ci_text(const json& t) {
+  const json ci = t.value("delta_ci95", json());
+  if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return "";
+  return "[" + signed2(ci[0].get<double>()) + ", " + signed2(ci[1].get<double>()) + "]";
+}
+
+// The Δ of the report's metric with its interval and p where there are: "+0.32 [−0.12, +0.71], p 0.302".
+std::string delta_text(const json& t, const std::string& metric) {
+  auto d = get(t, "delta_" + metric);
+  if (!d) return "";
+  std::string s = signed2(*d);
+  if (const std::string ci = ci_text(t); !ci.empty()) s += " " + ci;
+  if (auto p = get(t, "p_value")) s += ", p " + p_text(*p);
+  return s;
+}
+
+// ------------------------------------------------------------------ tables, once for all formats
 
 struct Cell {
   std::string text = "\xE2\x80\x94";  // "—": no value
   double value = NAN;                 // what "best" compares; NaN takes no part
+  std::string note;                   // a second, smaller line (HTML), or none
 };
 
 struct Column {
@@ -345,9 +390,16 @@ struct Column {
   int better = 0;  // +1 higher is better, −1 lower is better, 0 no best
   bool numeric = true;
   std::vector<Cell> cells;
+  std::string header_note;  // a second header line (HTML)
   bool any_value() const {
     return std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.text != Cell().text; });
   }
+};
+
+struct Table {
+  std::string heading;  // "" for the main table
+  std::vector<Column> columns;
+  std::string legend;
 };
 
 Column scalar_column(const json& report, const std::string& header, const std::string& key,
@@ -363,6 +415,7 @@ Column scalar_column(const json& report, const std::string& header, const std::s
 
 std::string percent(double v) { return printf_str("%.1f%%", v * 100); }
 std::string duration(double v) { return format_duration(v); }
+std::string whole(double v) { return printf_str("%.0f", v); }
 
 Column metric_column(const json& report, const std::string& test, const std::string& key,
                      const std::string& header) {
@@ -382,14 +435,28 @@ Column metric_column(const json& report, const std::string& test, const std::str
   return c;
 }
 
+// Text cells of one test entry per variant; the baseline's stay empty.
+Column text_column(const json& report, const std::string& test, const std::string& header,
+                   std::string (*text)(const json& t, const std::string& metric), const std::string& metric) {
+  Column c{header, 0, true, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    if (!e.value("baseline", false)) {
+      const std::string s = text(test_of(e, test), metric);
+      if (!s.empty()) cell.text = s;
+    }
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
 Column delta_column(const json& report, const std::string& test, const std::string& metric,
                     const std::string& header) {
   Column c{header, lower_is_better(metric) ? -1 : 1, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    const bool base = e.value("baseline", false);
     auto d = get(test_of(e, test), "delta_" + metric);
-    if (d && !base) cell = {signed2(*d), *d};
+    if (d && !e.value("baseline", false)) cell = {signed2(*d), *d};
     c.cells.push_back(cell);
   }
   return c;
@@ -404,6 +471,17 @@ Column p_column(const json& report, const std::string& test, const std::string& 
   }
   return c;
 }
+
+std::string per_seed_text(const json& t, const std::string&) {
+  std::string s;
+  for (const auto& d : t.value("delta_per_seed", json::array())) {
+    if (!d.contains("delta") || !d["delta"].is_number()) continue;
+    s += (s.empty() ? "" : ", ") + signed2(d["delta"].get<double>()) + " (" + std::to_string(d.value("seed", 0)) + ")";
+  }
+  return s;
+}
+
+std::string ci_of(const json& t, const std::string&) { return ci_text(t); }
 
 std::set<std::string> report_metric_keys(const json& report, const std::string& test) {
   std::set<std::string> keys;
@@ -428,38 +506,144 @@ std::vector<std::string> ordered_keys(const json& report, const std::string& tes
   return order;
 }
 
-std::vector<Column> build_columns(const json& report, const ReportInput& in) {
-  std::vector<Column> cols;
+Column variant_column(const json& report) {
   Column name{"Variant", 0, false, {}};
-  bool seeds_differ = false;
   for (const auto& e : report) {
     std::string text = e.value("variant", "");
     if (e.value("baseline", false)) text += " (baseline)";
     name.cells.push_back({text, NAN});
-    seeds_differ |= e.value("seeds", 0) != report[0].value("seeds", 0);
   }
-  cols.push_back(name);
+  return name;
+}
+
+// Columns nobody has a value for (no chrF, no timing, "ppl" without p) only add noise.
+std::vector<Column> kept(std::vector<Column> cols) {
+  std::vector<Column> out;
+  for (auto& c : cols) {
+    if (!c.numeric || c.any_value()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+size_t bootstrap_samples_of(const json& report) {
+  for (const auto& e : report) {
+    const json tests = e.value("tests", json::object());  // items() of a temporary would dangle
+    for (const auto& [name, t] : tests.items())
+      if (t.contains("p_samples") && t["p_samples"].is_number()) return t["p_samples"].get<size_t>();
+  }
+  return 0;
+}
+
+std::string seeds_text(const json& report) {
+  size_t lo = SIZE_MAX, hi = 0;
+  for (const auto& e : report) {
+    const size_t n = e.value("seeds", size_t(0));
+    lo = std::min(lo, n), hi = std::max(hi, n);
+  }
+  const std::string n = report.empty() ? "0"
+                        : lo == hi     ? std::to_string(lo)
+                                       : std::to_string(lo) + "\xE2\x80\x93" + std::to_string(hi);
+  return n + (n == "1" ? " seed" : " seeds");
+}
+
+// The main table: what a paper prints. One score column per test set (the report's metric,
+// mean ± std) and its Δ to the baseline with the interval and p. `stacked` (HTML) puts the Δ
+// under the score in the same cell, so four test sets still fit a 1280-pixel screen.
+Table main_table(const json& report, const ReportInput& in, bool stacked) {
+  Table t;
+  std::vector<Column> cols{variant_column(report)};
+  bool seeds_differ = false;
+  for (const auto& e : report) seeds_differ |= e.value("seeds", 0) != report[0].value("seeds", 0);
   if (seeds_differ) cols.push_back(scalar_column(report, "Seeds", "seeds", 0, compact));
   cols.push_back(scalar_column(report, "Params", "params", -1, compact));
   cols.push_back(scalar_column(report, "Emb.", "emb", -1, compact));
   cols.push_back(scalar_column(report, "Red.", "red", 1, percent));
   const auto tests = test_names(in);
-  const bool several = tests.size() > 1;
+  const std::string m = metric_name(in.metric);
+  auto suffix = [&](const std::string& test) { return tests.size() > 1 ? " " + test : ""; };
+  std::vector<Column> deltas;
   for (const auto& test : tests) {
-    for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k) + " " + test));
-    const std::string suffix = several ? " " + test : "";
-    cols.push_back(delta_column(report, test, in.metric,
-                                "\xCE\x94 " + metric_name(in.metric) + suffix));
-    cols.push_back(p_column(report, test, "p" + suffix));
+    Column score = metric_column(report, test, in.metric, m + " " + test);
+    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test), delta_text, in.metric);
+    if (stacked) {
+      for (size_t r = 0; r < score.cells.size(); ++r)
+        if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
+      score.header_note = bootstrap_samples_of(report) ? "\xCE\x94 [95% CI], p" : "\xCE\x94";
+    } else {
+      deltas.push_back(std::move(delta));
+    }
+    cols.push_back(std::move(score));
   }
+  for (auto& d : deltas) cols.push_back(std::move(d));
   cols.push_back(scalar_column(report, "tok/s", "tokens_per_s", 1, compact));
-  cols.push_back(scalar_column(report, "wall", "wall_s", -1, duration));
-  // Columns nobody has a value for (no chrF, no timing, "ppl" without p) only add noise.
-  std::vector<Column> kept;
-  for (auto& c : cols) {
-    if (!c.numeric || c.any_value()) kept.push_back(std::move(c));
+  t.columns = kept(std::move(cols));
+
+  std::vector<std::string> parts;
+  parts.push_back("Params: all model parameters");
+  parts.push_back("Emb.: parameters that represent words (embedding and output matrices, counted once when shared)");
+  parts.push_back("Red.: reduction of Emb. against untied embeddings");
+  parts.push_back("scores: mean \xC2\xB1 std over " + seeds_text(report));
+  std::string d = "\xCE\x94 " + m + ": difference of the mean " + m + " to the baseline (" + in.baseline + ")";
+  if (const size_t samples = bootstrap_samples_of(report)) {
+    d += ", with its 95% confidence interval [low, high] and p from a paired bootstrap over test sentences "
+         "(Koehn 2004, " + std::to_string(samples) +
+         " resamples) that scores every seed of both variants on each resample and compares their means; p is "
+         "the share of resamples on which the variant is not better than the baseline (docs/statistics.md)";
   }
-  return kept;
+  parts.push_back(d);
+  if (std::any_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header == "tok/s"; }))
+    parts.push_back("tok/s: training tokens per second");
+  t.legend = join(parts, "; ") + ".";
+  return t;
+}
+
+// One test set: every metric, Δ, its interval, p and the Δ of each seed.
+Table test_table(const json& report, const ReportInput& in, const std::string& test) {
+  Table t;
+  t.heading = "Test set " + test;
+  std::vector<Column> cols{variant_column(report)};
+  for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
+  cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
+  cols.push_back(text_column(report, test, "95% CI", ci_of, in.metric));
+  cols.push_back(p_column(report, test, "p"));
+  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", per_seed_text, in.metric));
+  t.columns = kept(std::move(cols));
+  t.legend = "Scores: mean \xC2\xB1 std over " + seeds_text(report) + "; \xCE\x94 per seed: the variant's " +
+             metric_name(in.metric) + " minus the baseline's, for each seed both have.";
+  return t;
+}
+
+// How the runs trained and what their parameters are made of (seed 004 §4.5 and §5.1).
+Table training_table(const json& report) {
+  Table t;
+  t.heading = "Training";
+  t.columns = kept({variant_column(report), scalar_column(report, "updates", "updates", 0, whole),
+                    scalar_column(report, "wall", "wall_s", -1, duration),
+                    scalar_column(report, "output share of \xE2\x88\x82W, first 10%", "grad_share_output_early", 0, percent),
+                    scalar_column(report, "last 10%", "grad_share_output_late", 0, percent),
+                    scalar_column(report, "Emb. / Params", "emb_fraction", 0, percent),
+                    scalar_column(report, "closed form", "emb_fraction_closed_form", 0, percent)});
+  auto has = [&](const std::string& header) {
+    return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.header == header; });
+  };
+  std::vector<std::string> parts{"means over seeds", "wall: training wall-clock time"};
+  if (has("last 10%"))
+    parts.push_back("output share of \xE2\x88\x82W: the share of \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W\xE2\x80\x96\xC2\xB2 of "
+                    "the word matrices that comes through the output projection (path B) rather than the input "
+                    "lookups (path A), mean over the first and the last 10% of updates (seed 004 \xC2\xA7" "4.5)");
+  if (has("closed form"))
+    parts.push_back("closed form: the word matrices' share of the parameters with 12d\xC2\xB2 per layer, "
+                    "Vd/(Vd + 12Ld\xC2\xB2) = 1/(1 + 12Ld/V) tied and 2Vd/(2Vd + 12Ld\xC2\xB2) untied (seed 004 \xC2\xA7" "5.1)");
+  t.legend = join(parts, "; ") + ".";
+  return t;
+}
+
+std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked) {
+  std::vector<Table> tables{main_table(report, in, stacked)};
+  for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
+  Table training = training_table(report);
+  if (training.columns.size() > 1) tables.push_back(std::move(training));
+  return tables;
 }
 
 // Rows holding the best value of a column (ties all count).
@@ -482,48 +666,6 @@ std::vector<bool> best_rows(const Column& c) {
   return best;
 }
 
-std::string legend_text(const json& report, const ReportInput& in, const std::vector<Column>& cols) {
-  auto has = [&](const std::string& prefix) {
-    return std::any_of(cols.begin(), cols.end(),
-                       [&](const Column& c) { return c.header.rfind(prefix, 0) == 0; });
-  };
-  std::vector<std::string> parts;
-  if (has("Params")) parts.push_back("Params: all model parameters");
-  if (has("Emb.")) {
-    parts.push_back("Emb.: parameters that represent words (embedding and output matrices, "
-                    "counted once when shared)");
-  }
-  if (has("Red.")) parts.push_back("Red.: reduction of Emb. against untied embeddings");
-  size_t lo = SIZE_MAX, hi = 0;
-  for (const auto& e : report) {
-    const size_t n = e.value("seeds", size_t(0));
-    lo = std::min(lo, n), hi = std::max(hi, n);
-  }
-  const std::string seeds = report.empty() ? "0"
-                            : lo == hi     ? std::to_string(lo)
-                                           : std::to_string(lo) + "\xE2\x80\x93" + std::to_string(hi);
-  parts.push_back("scores: mean \xC2\xB1 std over " + seeds + (seeds == "1" ? " seed" : " seeds"));
-  const std::string m = metric_name(in.metric);
-  parts.push_back("\xCE\x94 " + m + ": difference of the mean " + m + " to the baseline (" +
-                  in.baseline + ")");
-  if (has("p")) {
-    int samples = 0;
-    for (const auto& e : report) {
-      const json tests = e.value("tests", json::object());
-      for (const auto& [name, t] : tests.items()) {
-        if (t.contains("p_samples") && t["p_samples"].is_number()) samples = t["p_samples"].get<int>();
-      }
-    }
-    if (samples > 0)  // none for perplexity: there is no per-sentence hypothesis to resample
-      parts.push_back("p: paired bootstrap resampling (Koehn 2004, " + std::to_string(samples) +
-                      " resamples, first seed common to both), the probability that the variant "
-                      "is not better than the baseline");
-  }
-  if (has("tok/s")) parts.push_back("tok/s: training tokens per second");
-  if (has("wall")) parts.push_back("wall: training wall-clock time");
-  return join(parts, "; ") + ".";
-}
-
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -535,6 +677,51 @@ std::string md_escape(const std::string& s) {
 }
 
 std::string html_escape(const std::string& s) { return xml_escape(s); }
+
+std::string markdown_table(const Table& t) {
+  std::string md;
+  if (!t.heading.empty()) md += "## " + md_escape(t.heading) + "\n\n";
+  std::string header = "|", rule = "|";
+  for (const auto& c : t.columns) {
+    header += " " + md_escape(c.header) + " |";
+    rule += c.numeric ? " ---: |" : " :--- |";
+  }
+  md += header + "\n" + rule + "\n";
+  const size_t rows = t.columns.empty() ? 0 : t.columns[0].cells.size();
+  for (size_t r = 0; r < rows; ++r) {
+    std::string row = "|";
+    for (const auto& c : t.columns) row += " " + md_escape(c.cells[r].text) + " |";
+    md += row + "\n";
+  }
+  return md + "\n" + t.legend + "\n";
+}
+
+std::string html_table(const Table& t, const json& report) {
+  std::string h;
+  if (!t.heading.empty()) h += "<h2>" + html_escape(t.heading) + "</h2>\n";
+  h += std::string("<table") + (t.heading.empty() ? " class=\"main\"" : "") + ">\n<thead><tr>";
+  for (const auto& c : t.columns) {
+    h += "<th>" + html_escape(c.header);
+    if (!c.header_note.empty()) h += "<br><span class=\"note\">" + html_escape(c.header_note) + "</span>";
+    h += "</th>";
+  }
+  h += "</tr></thead>\n<tbody>\n";
+  std::vector<std::vector<bool>> best;
+  for (const auto& c : t.columns) best.push_back(best_rows(c));
+  for (size_t r = 0; r < report.size(); ++r) {
+    h += report[r].value("baseline", false) ? "<tr class=\"baseline\">" : "<tr>";
+    for (size_t ci = 0; ci < t.columns.size(); ++ci) {
+      const Cell& cell = t.columns[ci].cells[r];
+      const std::string text = html_escape(cell.text);
+      h += t.columns[ci].numeric ? "<td class=\"num\">" : "<td>";
+      h += best[ci][r] ? "<strong>" + text + "</strong>" : text;
+      if (!cell.note.empty()) h += "<br><span class=\"note\">" + html_escape(cell.note) + "</span>";
+      h += "</td>";
+    }
+    h += "</tr>\n";
+  }
+  return h + "</tbody>\n</table>\n<p class=\"legend\">" + html_escape(t.legend) + " Bold: the best value of each column.</p>\n";
+}
 
 // ------------------------------------------------------------------ CSV
 
@@ -564,26 +751,16 @@ std::string now_utc() {
 }  // namespace
 
 std::string report_markdown(const json& report, const ReportInput& in) {
-  const auto cols = build_columns(report, in);
   std::string md;
   if (!in.title.empty()) md += "# " + md_escape(in.title) + "\n\n";
-  std::string header = "|", rule = "|";
-  for (const auto& c : cols) {
-    header += " " + md_escape(c.header) + " |";
-    rule += c.numeric ? " ---: |" : " :--- |";
-  }
-  md += header + "\n" + rule + "\n";
-  for (size_t r = 0; r < report.size(); ++r) {
-    std::string row = "|";
-    for (const auto& c : cols) row += " " + md_escape(c.cells[r].text) + " |";
-    md += row + "\n";
-  }
-  return md + "\n" + legend_text(report, in, cols) + "\n";
+  const auto tables = report_tables(report, in, false);
+  for (size_t i = 0; i < tables.size(); ++i) md += (i ? "\n" : "") + markdown_table(tables[i]);
+  return md;
 }
 
 std::string report_csv(const json& report, const ReportInput& in) {
-  std::vector<std::string> header = {"variant", "baseline", "seeds", "params", "emb", "red",
-                                     "tokens_per_s", "wall_s"};
+  std::vector<std::string> header(std::begin(kRunNumbers), std::end(kRunNumbers));
+  header.insert(header.begin(), {"variant", "baseline", "seeds"});
   const auto tests = test_names(in);
   std::vector<std::pair<std::string, std::vector<std::string>>> test_keys;
   for (const auto& test : tests) {
@@ -592,7 +769,7 @@ std::string report_csv(const json& report, const ReportInput& in) {
       header.push_back(test + "." + k + ".mean");
       header.push_back(test + "." + k + ".std");
     }
-    header.push_back(test + ".delta_" + in.metric);
+    for (const char* k : {".delta_", ".delta_ci95_low_", ".delta_ci95_high_"}) header.push_back(test + k + in.metric);
     header.push_back(test + ".p_value");
     test_keys.emplace_back(test, keys);
   }
@@ -605,9 +782,7 @@ std::string report_csv(const json& report, const ReportInput& in) {
   for (const auto& e : report) {
     std::vector<std::string> row = {e.value("variant", ""), e.value("baseline", false) ? "true" : "false",
                                     csv_number(e.value("seeds", json()))};
-    for (const char* key : {"params", "emb", "red", "tokens_per_s", "wall_s"}) {
-      row.push_back(csv_number(e.value(key, json())));
-    }
+    for (const char* key : kRunNumbers) row.push_back(csv_number(e.value(key, json())));
     for (const auto& [test, keys] : test_keys) {
       const json t = test_of(e, test);
       for (const auto& k : keys) {
@@ -616,6 +791,9 @@ std::string report_csv(const json& report, const ReportInput& in) {
         row.push_back(csv_number(s.value("std", json())));
       }
       row.push_back(csv_number(t.value("delta_" + in.metric, json())));
+      const json ci = t.value("delta_ci95", json());
+      row.push_back(ci.is_array() ? csv_number(ci[0]) : "");
+      row.push_back(ci.is_array() ? csv_number(ci[1]) : "");
       row.push_back(csv_number(t.value("p_value", json())));
     }
     emit(row);
@@ -624,19 +802,21 @@ std::string report_csv(const json& report, const ReportInput& in) {
 }
 
 std::string report_html(const json& report, const ReportInput& in, const std::string&) {
-  const auto cols = build_columns(report, in);
   const std::string title = in.title.empty() ? "Experiment report" : in.title;
+  // Sized so that the main table of four test sets fits a 1280-pixel-wide window
+  // (tests/torch/test_report_screen, scripts/screenshot-report.sh).
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
       html_escape(title) +
       "</title>\n<style>\n"
-      "body{font-family:sans-serif;color:#222;max-width:1200px;margin:2em auto;padding:0 1em;}\n"
-      "h1{font-size:1.5em;}\n"
-      "table{border-collapse:collapse;margin:1em 0;font-size:0.95em;}\n"
-      "th,td{padding:0.35em 0.8em;border-bottom:1px solid #ddd;white-space:nowrap;}\n"
-      "th{border-bottom:2px solid #444;text-align:center;}\n"
+      "body{font-family:sans-serif;color:#222;max-width:1220px;margin:1.5em auto;padding:0 1em;}\n"
+      "h1{font-size:1.5em;}\nh2{font-size:1.15em;margin-top:1.6em;}\n"
+      "table{border-collapse:collapse;margin:1em 0;font-size:0.9em;}\n"
+      "th,td{padding:0.3em 0.6em;border-bottom:1px solid #ddd;white-space:nowrap;}\n"
+      "th{border-bottom:2px solid #444;text-align:center;vertical-align:bottom;}\n"
       "td.num{text-align:right;font-variant-numeric:tabular-nums;}\n"
+      ".note{font-size:0.8em;color:#555;font-weight:normal;}\n"
       "tr.baseline td{background:#f2f5fa;}\n"
       "p.legend{font-size:0.85em;color:#555;max-width:60em;}\n"
       "figure{margin:1.5em 0;}\n"
@@ -644,23 +824,8 @@ std::string report_html(const json& report, const ReportInput& in, const std::st
       "figcaption{font-size:0.9em;color:#444;margin-top:0.3em;}\n"
       "footer{margin-top:2em;font-size:0.8em;color:#777;border-top:1px solid #ddd;padding-top:0.5em;}\n"
       "</style>\n</head>\n<body>\n<h1>" +
-      html_escape(title) + "</h1>\n<table>\n<thead><tr>";
-  for (const auto& c : cols) h += "<th>" + html_escape(c.header) + "</th>";
-  h += "</tr></thead>\n<tbody>\n";
-  std::vector<std::vector<bool>> best;
-  for (const auto& c : cols) best.push_back(best_rows(c));
-  for (size_t r = 0; r < report.size(); ++r) {
-    h += report[r].value("baseline", false) ? "<tr class=\"baseline\">" : "<tr>";
-    for (size_t ci = 0; ci < cols.size(); ++ci) {
-      const std::string text = html_escape(cols[ci].cells[r].text);
-      h += cols[ci].numeric ? "<td class=\"num\">" : "<td>";
-      h += best[ci][r] ? "<strong>" + text + "</strong>" : text;
-      h += "</td>";
-    }
-    h += "</tr>\n";
-  }
-  h += "</tbody>\n</table>\n<p class=\"legend\">" + html_escape(legend_text(report, in, cols)) +
-       " Bold: the best value of each column.</p>\n";
+      html_escape(title) + "</h1>\n";
+  for (const auto& t : report_tables(report, in, true)) h += html_table(t, report);
   for (const auto& [caption, path] : in.pictures) {
     h += "<figure>\n<img src=\"" + html_escape(path) + "\" alt=\"" + html_escape(caption) +
          "\">\n<figcaption>" + html_escape(caption) + "</figcaption>\n</figure>\n";

@@ -34,28 +34,37 @@ struct ReportInput {
 // A JSON array, one entry per variant (variant_order first, then any other variant in order of
 // appearance; variants without runs are left out):
 //   {variant, baseline: bool, seeds: N, seed_list: [...], params, emb, red, tokens_per_s,
-//    wall_s (means; null when no run has them),
+//    wall_s, updates, grad_share_output_early/late, emb_fraction, emb_fraction_closed_form
+//    (means over seeds; null when no run has them),
 //    tests: {<name>: {<metric>: {mean, std, values: [...]}, ...,      (bleu, chrf, ppl, ...)
 //                     delta_<metric>: mean − baseline mean (0 for the baseline; null without one),
-//                     p_value, p_seed, p_samples}}}
-// std has the N−1 denominator (0 for one seed). For metric "bleu" the p-value comes from
-// paired_bootstrap_bleu(baseline, variant) on the hypothesis files of the smallest seed that
-// both have, i.e. the probability that the variant is not better than the baseline; it is null
-// for the baseline itself, for "ppl", and when files are missing. Unreadable hypothesis or
-// reference files, or files of different lengths, are an InputError.
+//                     delta_per_seed: [{seed, delta}] for each seed both have,
+//                     p_value, p_samples, delta_ci95: [low, high],
+//                     p_seeds: {baseline: [...], variant: [...]}}}}
+// std has the N−1 denominator (0 for one seed). For metric "bleu", p and the interval come from
+// paired_bootstrap_bleu_seeds(baseline, variant) over the hypothesis files of every seed of each
+// (eval/bootstrap.h): p is the probability that the variant is not better than the baseline. They
+// are null for the baseline itself, for "ppl" (no hypotheses to resample), and when files are
+// missing. Unreadable hypothesis or reference files, or files of different lengths, are an
+// InputError.
 nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000);
 
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
 std::string metric_name(const std::string& key);
 
-// A Markdown table in the style of Liu et al. (2019)'s tables, with a title and a legend line.
+// Markdown: the main table in the style of Liu et al. (2019)'s tables (the report's metric per
+// test set, mean ± std, and its Δ with interval and p), then one table per test set with every
+// metric and the Δ of each seed, then a training table (updates, gradient shares, embedding
+// fractions) where the runs have those numbers; each with a legend line.
 std::string report_markdown(const nlohmann::json& report, const ReportInput& input);
 
 // One row per variant with plain numbers (separate mean and std columns), RFC 4180.
 std::string report_csv(const nlohmann::json& report, const ReportInput& input);
 
-// A single self-contained page (inline CSS, no scripts, no external resources): title, table
-// with the best value of each column in bold, the pictures with captions, generation time.
+// A single self-contained page (inline CSS, no scripts, no external resources): title, the
+// tables of report_markdown (in the main one each Δ under its score, so four test sets fit a
+// 1280-pixel screen) with the best value of each column in bold, the pictures with captions,
+// generation time.
 std::string report_html(const nlohmann::json& report, const ReportInput& input,
                         const std::string& markdown_table_unused = "");
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "eval/bleu.h"
 #include "file_helpers.h"
 #include "report/report.h"
 #include "report/svg_chart.h"
 #include "report/svg_to_png.h"
+#include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -422,8 +425,21 @@ TEST(Report, MeanStdDeltaAndBootstrap) {
   EXPECT_NEAR(oracle["bleu"]["std"].get<double>(), std::sqrt(8.0), 1e-12);
   EXPECT_DOUBLE_EQ(oracle["delta_bleu"].get<double>(), 11.0);
   EXPECT_LT(oracle["p_value"].get<double>(), 0.05);
-  EXPECT_EQ(oracle["p_seed"], 1);
   EXPECT_EQ(oracle["p_samples"], 300);
+  // Every seed of both variants took part, and the interval holds the Δ of the two hypothesis
+  // sets (here the oracle's BLEU is 100 on both seeds; the table's 32 comes from the metrics).
+  EXPECT_EQ(oracle["p_seeds"]["baseline"], nlohmann::json({1, 2}));
+  EXPECT_EQ(oracle["p_seeds"]["variant"], nlohmann::json({1, 2}));
+  ASSERT_TRUE(oracle["delta_ci95"].is_array());
+  const double bleu_poor = corpus_bleu(read_lines(g.dir + "/poor.de"), read_lines(g.dir + "/ref.de")).score;
+  EXPECT_GT(oracle["delta_ci95"][0].get<double>(), 0.0);
+  // 1e-9: BLEU 100 comes through exp(log(...)) and may miss by an ulp.
+  EXPECT_LE(oracle["delta_ci95"][0].get<double>(), 100.0 - bleu_poor + 1e-9);
+  EXPECT_GE(oracle["delta_ci95"][1].get<double>(), 100.0 - bleu_poor - 1e-9);
+  EXPECT_EQ(oracle["delta_per_seed"],
+            nlohmann::json::parse(R"([{"seed": 1, "delta": 10}, {"seed": 2, "delta": 12}])"));
+  EXPECT_EQ(same["delta_ci95"], nlohmann::json({0.0, 0.0}));
+  EXPECT_TRUE(bt["delta_per_seed"].empty());
 }
 
 TEST(Report, OneSeedHasZeroStdAndMissingFilesGiveNoP) {
@@ -474,32 +490,107 @@ TEST(Report, PerplexityHasDeltaButNoBootstrap) {
   EXPECT_NE(html.find("<strong>41.50"), std::string::npos);  // lower perplexity is the best
 }
 
-TEST(Report, MarkdownTable) {
+// The rows of the Markdown table under `heading` ("" for the main table, which has none).
+std::vector<std::string> markdown_rows(const std::string& md, const std::string& heading) {
+  std::istringstream in(md);
+  std::vector<std::string> rows;
+  bool inside = heading.empty();
+  for (std::string line; std::getline(in, line);) {
+    if (!inside) {
+      inside = line == "## " + heading;
+      continue;
+    }
+    if (line.rfind("|", 0) == 0) rows.push_back(line);
+    else if (!rows.empty()) break;  // the table has ended
+  }
+  return rows;
+}
+
+TEST(Report, MarkdownTables) {
   const Grid g = make_grid("md");
   const nlohmann::json r = build_report(g.input, 200);
   const std::string md = report_markdown(r, g.input);
-  std::vector<std::string> rows;
-  std::istringstream in(md);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("|", 0) == 0) rows.push_back(line);
-  }
+  const auto rows = markdown_rows(md, "");
   ASSERT_EQ(rows.size(), 2 + r.size()) << md;  // header, rule, one row per variant
-  EXPECT_NE(rows[0].find("| Variant | Params | Emb. | Red. | BLEU test2016 | chrF test2016 | "
-                         "\xCE\x94 BLEU | p | tok/s | wall |"),
+  EXPECT_NE(rows[0].find("| Variant | Params | Emb. | Red. | BLEU test2016 | \xCE\x94 BLEU | tok/s |"),
             std::string::npos)
       << rows[0];
   EXPECT_NE(rows[2].find("base (baseline)"), std::string::npos);
   EXPECT_NE(rows[2].find("7.58M"), std::string::npos);
   EXPECT_NE(rows[2].find("21.00 \xC2\xB1 1.41"), std::string::npos);
   EXPECT_NE(rows[4].find("66.7%"), std::string::npos);
-  EXPECT_NE(rows[4].find("+11.00"), std::string::npos);
-  EXPECT_NE(rows[4].find("<0.001"), std::string::npos);
-  EXPECT_NE(rows[3].find("0.5"), std::string::npos);
+  EXPECT_NE(rows[4].find("| +11.00 [+"), std::string::npos) << rows[4];  // Δ with its interval
+  EXPECT_NE(rows[4].find("], p <0.001 |"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[3].find("+0.00 [+0.00, +0.00], p 0.500"), std::string::npos) << rows[3];
   EXPECT_NE(md.find("# Tie schemes on Multi30k"), std::string::npos);
   EXPECT_NE(md.find("paired bootstrap"), std::string::npos);  // the legend line
+  EXPECT_NE(md.find("every seed of both variants"), std::string::npos);
   size_t marked = 0;
   for (const auto& row : rows) marked += row.find("(baseline)") != std::string::npos;
   EXPECT_EQ(marked, 1u);
+
+  // The test set's own table: every metric, Δ, interval, p and each seed's Δ.
+  const auto test_rows = markdown_rows(md, "Test set test2016");
+  ASSERT_EQ(test_rows.size(), 2 + r.size()) << md;
+  EXPECT_NE(test_rows[0].find("| Variant | BLEU | chrF | \xCE\x94 BLEU | 95% CI | p | \xCE\x94 per seed (seed) |"),
+            std::string::npos)
+      << test_rows[0];
+  EXPECT_NE(test_rows[4].find("+10.00 (1), +12.00 (2)"), std::string::npos) << test_rows[4];
+  // Training: wall time here; the gradient shares and fractions only where runs have them.
+  const auto training = markdown_rows(md, "Training");
+  ASSERT_EQ(training.size(), 2 + r.size()) << md;
+  EXPECT_NE(training[0].find("| Variant | wall |"), std::string::npos) << training[0];
+}
+
+TEST(Report, TrainingTableShowsGradientSharesAndEmbeddingFractions) {
+  Grid g = make_grid("training");
+  for (auto& run : g.input.runs) {
+    run.metrics["grad_share_output_early"] = 0.66;
+    run.metrics["grad_share_output_late"] = run.seed == 1 ? 0.88 : 0.90;
+    run.metrics["emb_fraction"] = 0.5;
+    run.metrics["emb_fraction_closed_form"] = 0.4;
+    run.metrics["updates"] = 800;
+  }
+  const nlohmann::json r = build_report(g.input, 50);
+  EXPECT_NEAR(entry(r, "base")["grad_share_output_late"].get<double>(), 0.89, 1e-12);
+  const auto rows = markdown_rows(report_markdown(r, g.input), "Training");
+  ASSERT_EQ(rows.size(), 2 + r.size());
+  EXPECT_NE(rows[0].find("| updates | wall | output share of \xE2\x88\x82W, first 10% | last 10% | Emb. / Params | "
+                         "closed form |"),
+            std::string::npos)
+      << rows[0];
+  EXPECT_NE(rows[2].find("| 800 | 1h30m | 66.0% | 89.0% | 50.0% | 40.0% |"), std::string::npos) << rows[2];
+}
+
+TEST(Report, FourTestSetsKeepTheMainTableNarrow) {
+  Grid g = make_grid("four_tests");
+  g.input.test_names = {"test2016", "flickr2017", "mscoco2017", "val"};
+  for (const auto& t : {"flickr2017", "mscoco2017", "val"}) g.input.ref_files[t] = g.dir + "/ref.de";
+  for (auto& run : g.input.runs) {
+    for (const auto& t : {"flickr2017", "mscoco2017", "val"}) {
+      run.metrics["tests"][t] = {{"bleu", 10.0 + run.seed}, {"chrf", 40.0}, {"chrf_pp", 38.0}};
+      run.hyp_files[t] = run.hyp_files["test2016"];
+    }
+  }
+  const nlohmann::json r = build_report(g.input, 50);
+  const std::string md = report_markdown(r, g.input);
+  // Main table: variant, Params, Emb., Red., a score and a Δ per test set, tok/s; chrF and chrF++
+  // go to the four tables of their own.
+  const auto rows = markdown_rows(md, "");
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(std::count(rows[0].begin(), rows[0].end(), '|'), 1 + 4 + 2 * 4 + 1) << rows[0];
+  EXPECT_EQ(rows[0].find("chrF"), std::string::npos);
+  for (const auto& t : {"test2016", "flickr2017", "mscoco2017", "val"})
+    EXPECT_NE(markdown_rows(md, std::string("Test set ") + t)[0].find("| chrF |"), std::string::npos) << t;
+  EXPECT_NE(markdown_rows(md, "Test set val")[0].find("| chrF++ |"), std::string::npos);
+  // HTML: the Δ stands under its score, one column per test set.
+  const std::string html = report_html(r, g.input);
+  const std::string main = html.substr(html.find("<table class=\"main\">"));
+  const std::string head = main.substr(0, main.find("</thead>"));
+  size_t th = 0;
+  for (size_t at = head.find("<th>"); at != std::string::npos; at = head.find("<th>", at + 1)) ++th;
+  EXPECT_EQ(th, 4u + 4u + 1u) << head;
+  EXPECT_NE(main.find("<span class=\"note\">\xCE\x94 +11.00 ["), std::string::npos);
 }
 
 TEST(Report, SeveralTestSetsFoundInNestedOrFlatMetrics) {
@@ -513,8 +604,10 @@ TEST(Report, SeveralTestSetsFoundInNestedOrFlatMetrics) {
   EXPECT_DOUBLE_EQ(t["flickr2017"]["delta_bleu"].get<double>(), 0.0);
   EXPECT_TRUE(t["flickr2017"]["p_value"].is_null());  // no reference given for it
   const std::string md = report_markdown(r, g.input);
-  EXPECT_NE(md.find("| BLEU flickr2017 | \xCE\x94 BLEU flickr2017 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| \xCE\x94 BLEU test2016 | p test2016 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| BLEU test2016 | BLEU flickr2017 | \xCE\x94 BLEU test2016 | \xCE\x94 BLEU flickr2017 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("## Test set flickr2017"), std::string::npos) << md;
 }
 
 TEST(Report, CsvParsesBackToTheNumbers) {
