@@ -158,12 +158,21 @@ TEST(DamageCli, KillsAtRandomTimesNeverLeaveATornCheckpoint) {
   uint32_t state = 12345;  // a fixed sequence of delays: the same test on every run
   int with_best = 0;
   for (int round = 0; round < 40; ++round) {
-    const pid_t pid = spawn(args, work_dir() / "killed-often.log");
+    const auto log = work_dir() / "killed-often.log";
+    fs::remove(log);  // else the previous round's "model:" could be read before the child truncates it
+    const pid_t pid = spawn(args, log);
+    // The delays count from the trainer's first line ("model: ..."), not from the start of the
+    // process: loading LibTorch and the data takes from a fraction of a second to several, with
+    // the machine's load, and a kill before training proves nothing.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (slurp(log).find("model:") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     state = state * 1664525u + 1013904223u;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250 + (state >> 8) % 600));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + (state >> 8) % 600));
     ::kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
+    ASSERT_TRUE(fs::is_directory(dir)) << "round " << round << ": " << slurp(log);
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".ykp") continue;
       EXPECT_NO_THROW(yoke::load_checkpoint(e.path().string())) << "round " << round << ": " << e.path();
