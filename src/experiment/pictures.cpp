@@ -70,6 +70,25 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   save(out / "curves.svg", line_chart(curves, {curve_metric + " during training", "update", curve_metric}));
   pictures.emplace_back(curve_metric + " per update, first seed of each variant", "curves.svg");
 
+  // Where the word matrices' gradient came from, when training logged it (log_grad_paths):
+  // every variant on one chart, so tied and untied, or each α, compare at a glance.
+  std::vector<Series> shares;
+  for (const auto& v : grid.variants) {
+    if (!first.count(v.name)) continue;
+    Series s{v.name, {}, {}};
+    for (const auto& [update, share] : read_gradient_shares((dir_of(*first[v.name]) / "model" / "metrics.jsonl").string())) {
+      s.x.push_back(update);
+      s.y.push_back(100 * share);
+    }
+    if (!s.x.empty()) shares.push_back(std::move(s));
+  }
+  if (!shares.empty()) {
+    save(out / "grad_share.svg", line_chart(shares, {"share of the word matrices' gradient through the output projection",
+                                                     "update", "% of \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W\xE2\x80\x96\xC2\xB2 (path B)"}));
+    pictures.emplace_back("share of \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W\xE2\x80\x96\xC2\xB2 through the output projection (path B) per update, first seed of each variant "
+                          "(seed 004 \xC2\xA7" "4.5: about 70% early in training)", "grad_share.svg");
+  }
+
   // Scores: mean ± std over seeds, one group of bars per variant, one bar per test set.
   std::vector<std::string> variants;
   std::map<std::string, std::map<std::string, std::vector<double>>> values;  // test → variant → per seed

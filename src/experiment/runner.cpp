@@ -113,18 +113,6 @@ nlohmann::json analyze_run(const std::string& model_dir, const std::string& chec
   return result;
 }
 
-// Seed 004 §5.1's share of the parameters that represent words, counting 12d² per layer:
-// Vd / (Vd + 12Ld²) for a tied language model, 2Vd / (2Vd + 12Ld²) for an untied one. Only where
-// that formula describes the model: a decoder-only model with full word matrices and layers of
-// their own.
-std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
-  if (cfg.task != Task::lm || cfg.factored_rank > 0 || cfg.cross_layer || cfg.tie == Tie::shared_private)
-    return std::nullopt;
-  const double v = double(cfg.tgt_vocab_size), d = double(cfg.d_model), layers = double(cfg.decoder_layers);
-  const double words = (cfg.tie == Tie::none ? 2.0 : 1.0) * v * d;
-  return words / (words + 12.0 * layers * d * d);
-}
-
 // One (variant, seed): returns false when interrupted.
 bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentOptions& o, std::ostream& log) {
   const fs::path dir = run_dir(o.out_dir, v.name, seed);
@@ -186,6 +174,14 @@ Grid select_variants(Grid grid, const std::vector<std::string>& names, const std
 }
 
 }  // namespace
+
+std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
+  if (cfg.task != Task::lm || cfg.factored_rank > 0 || cfg.cross_layer || cfg.tie == Tie::shared_private)
+    return std::nullopt;
+  const double v = double(cfg.tgt_vocab_size), d = double(cfg.d_model), layers = double(cfg.decoder_layers);
+  const double words = (cfg.tie == Tie::none ? 2.0 : 1.0) * v * d;
+  return words / (words + 12.0 * layers * d * d);
+}
 
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
                              const std::vector<std::string>& overrides, std::ostream& log,

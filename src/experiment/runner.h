@@ -10,6 +10,7 @@
 //   runs/<variant>/seed<N>/result.json   every number of the run
 //   report.{md,csv,json,html}, curves.svg, scores.svg (+ .png where a converter exists)
 #pragma once
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,5 +31,12 @@ int run_experiment(const ExperimentOptions& options, std::ostream& log);
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
                              const std::vector<std::string>& overrides, std::ostream& log,
                              const std::vector<std::string>& variants = {});
+
+// Seed 004 §5.1's share of the parameters that represent words, counting 12d² per layer:
+// Vd / (Vd + 12Ld²) = 1 / (1 + 12Ld/V) for a tied language model, 2Vd / (2Vd + 12Ld²) for an
+// untied one. nullopt where that formula does not describe the model: not a decoder-only model,
+// factored word matrices, layers shared, or shared-private embeddings.
+struct Config;
+std::optional<double> embedding_fraction_closed_form(const Config& cfg);
 
 }  // namespace yoke

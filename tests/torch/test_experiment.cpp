@@ -9,7 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "embed/sharing.h"
 #include "experiment/grid.h"
+#include "experiment/runner.h"
+#include "model/transformer.h"
+#include "train/model_store.h"
 #include "util/error.h"
 
 using namespace yoke;
@@ -36,7 +40,8 @@ nlohmann::json without_timings(nlohmann::json report) {
 TEST(Experiment, TinyGridRunsReportsAndResumes) {
   const auto out = work_dir() / "experiment";
   ASSERT_EQ(run(experiment_args(out), work_dir() / "experiment.log"), 0) << slurp(work_dir() / "experiment.log");
-  for (const char* f : {"report.md", "report.csv", "report.json", "report.html", "curves.svg", "scores.svg"})
+  for (const char* f : {"report.md", "report.csv", "report.json", "report.html", "curves.svg", "scores.svg",
+                        "grad_share.svg"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
 
   // The table holds each variant's mean over its seeds of the runs' own numbers.
@@ -52,7 +57,15 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
       EXPECT_EQ(r.at("params"), entry.at("params")) << v;
       EXPECT_TRUE(r.at("analysis").contains("identity")) << v;
       EXPECT_EQ(r.at("updates").get<int>(), 12) << v;
+      // The run's word-parameter share and its gradient-path shares (the grid logs them).
+      EXPECT_NEAR(r.at("emb_fraction").get<double>(), r.at("emb").get<double>() / r.at("params").get<double>(), 1e-12);
+      EXPECT_FALSE(r.contains("emb_fraction_closed_form")) << "a translation model has no closed form here";
+      for (const char* k : {"grad_share_output_early", "grad_share_output_late"}) {
+        EXPECT_GT(r.at(k).get<double>(), 0.0) << v << " " << k;
+        EXPECT_LT(r.at(k).get<double>(), 1.0) << v << " " << k;
+      }
     }
+    EXPECT_TRUE(entry.at("grad_share_output_early").is_number()) << v;
     EXPECT_NEAR(entry.at("tests").at("toy").at("bleu").at("mean").get<double>(), bleu, 1e-9) << v;
     EXPECT_EQ(entry.at("baseline").get<bool>(), v == "dot");
   }
@@ -60,6 +73,8 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   EXPECT_NE(html.find("<table"), std::string::npos);
   EXPECT_NE(html.find("curves.svg"), std::string::npos);
   EXPECT_NE(html.find("norms.svg"), std::string::npos);
+  EXPECT_NE(html.find("grad_share.svg"), std::string::npos);
+  EXPECT_NE(html.find("output share of"), std::string::npos);  // the training table's column
 
   // Run again: nothing to do, the same report.
   const auto before = fs::last_write_time(out / "runs" / "dot" / "seed1" / "result.json");
@@ -124,6 +139,34 @@ TEST(Experiment, CompareTakesOneFilePerSeedForEachSystem) {
                      dir / "short.log");
   EXPECT_EQ(r, 2);
   EXPECT_NE(slurp(dir / "short.log").find("short.txt has 1 lines"), std::string::npos) << slurp(dir / "short.log");
+}
+
+// Seed 004 §5.1's closed form beside the counted parameters of the models it describes: it
+// leaves out biases and layer norms (a few d per layer against 12d²), so the two agree to 1%.
+TEST(Experiment, EmbeddingFractionClosedFormMatchesTheCountedModel) {
+  Config cfg;
+  cfg.task = Task::lm;
+  cfg.tgt_vocab_size = cfg.src_vocab_size = 8000;
+  cfg.d_model = 128;
+  cfg.ffn_dim = 512;  // 4d: the 12d² per layer of the formula (4d² attention + 8d² FFN)
+  cfg.decoder_layers = 2;
+  for (Tie tie : {Tie::all, Tie::none}) {
+    cfg.tie = tie;
+    auto model = build_model(cfg);
+    int64_t params = 0;
+    for (const auto& p : model->parameters(true)) params += p.numel();
+    const double counted = double(count_embeddings(model->embeddings->spec()).emb) / double(params);
+    const auto closed = embedding_fraction_closed_form(cfg);
+    ASSERT_TRUE(closed.has_value());
+    const double v = 8000, d = 128, l = 2;
+    EXPECT_NEAR(*closed, tie == Tie::all ? 1 / (1 + 12 * l * d / v) : 2 * v * d / (2 * v * d + 12 * l * d * d), 1e-12);
+    EXPECT_NEAR(counted, *closed, 0.01) << (tie == Tie::all ? "tied" : "untied");
+  }
+  cfg.factored_rank = 32;
+  EXPECT_FALSE(embedding_fraction_closed_form(cfg).has_value());
+  cfg.factored_rank = 0;
+  cfg.task = Task::translate;
+  EXPECT_FALSE(embedding_fraction_closed_form(cfg).has_value());
 }
 
 TEST(Grid, ErrorsNameTheFileAndLine) {
