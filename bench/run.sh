@@ -22,10 +22,16 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null
 fi
 out=$(mktemp -d)
+# yoke picks OpenBLAS's Haswell kernels where OpenBLAS 0.3.21 would fall back to its generic ones
+# (src/util/thread_policy.h); the PyTorch reference must run the same kernels.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  kernels=$(build/yoke_bench_speed --part matmul | tail -n 1 | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin).get("blas_kernels", ""))')
+  [ -n "$kernels" ] && export OPENBLAS_CORETYPE=$kernels
+fi
 W=$out/workload.bin
 build/yoke_bench_speed --part workload --out "$W" >/dev/null
 step() { echo "  $*" >&2; "$@" | tail -n 1 >> "$out/results.jsonl"; }
-echo "bench: $(nproc) cores, $steps training steps × $rounds rounds, $sentences sentences" >&2
+echo "bench: $(nproc) cores, $steps training steps × $rounds rounds, $sentences sentences, OpenBLAS kernels ${OPENBLAS_CORETYPE:-(its own choice)}" >&2
 step build/yoke_bench_speed --part matmul
 for r in $(seq "$rounds"); do
   step build/yoke_bench_speed --part train --workload "$W" --steps "$steps"

@@ -190,7 +190,9 @@ nlohmann::json part_matmul(const at::Device& device) {
     sync(device);
     best = std::max(best, 2.0 * double(n * n * n) * reps / seconds_since(t0) / 1e9);
   }
-  return {{"part", "matmul"}, {"gflops", best}, {"dtype", device.is_cuda() ? "bf16" : "fp32"}};
+  // Which OpenBLAS kernels ran (util/thread_policy.h): bench/run.sh gives the reference the same.
+  return {{"part", "matmul"}, {"gflops", best}, {"dtype", device.is_cuda() ? "bf16" : "fp32"},
+          {"blas_kernels", yoke::blas_kernel_name()}};
 }
 
 nlohmann::json part_train(const Workload& w, int steps, const at::Device& device) {
