@@ -348,7 +348,7 @@ std::string signed2(double v) {
 
 std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", p); }
 
-bool lower_is_better(const std::string& metric) { return metric == "ppl" || metric == "loss"; }
+bool lower_is_better(const std::string& metric) { return metric == "ppl" || metric == "ppl_word" || metric == "loss"; }
 
 std::optional<double> get(const json& j, const std::string& key) {
   if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();

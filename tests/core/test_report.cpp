@@ -476,7 +476,7 @@ TEST(Report, PerplexityHasDeltaButNoBootstrap) {
   g.input.metric = "ppl";
   for (auto& run : g.input.runs) {
     const double ppl = run.variant == "oracle" ? 40.0 + run.seed : 50.0 + run.seed;
-    run.metrics["tests"]["test2016"] = {{"ppl", ppl}};
+    run.metrics["tests"]["test2016"] = {{"ppl", ppl}, {"ppl_word", 2 * ppl}};
   }
   const nlohmann::json r = build_report(g.input, 100);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
@@ -488,6 +488,8 @@ TEST(Report, PerplexityHasDeltaButNoBootstrap) {
   EXPECT_EQ(md.find("| p |"), std::string::npos);
   const std::string html = report_html(r, g.input);
   EXPECT_NE(html.find("<strong>41.50"), std::string::npos);  // lower perplexity is the best
+  EXPECT_NE(html.find("<strong>83.00"), std::string::npos);  // per word too
+  EXPECT_EQ(html.find("<strong>103.00"), std::string::npos);
 }
 
 // The rows of the Markdown table under `heading` ("" for the main table, which has none).
