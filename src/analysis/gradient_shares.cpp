@@ -21,7 +21,7 @@ std::optional<GradientShareSummary> summarize_gradient_shares(const std::vector<
     for (size_t i = from; i < to; ++i) s += shares[i].second;
     return s / double(to - from);
   };
-  return GradientShareSummary{mean(0, tenth), mean(n - tenth, n), n};
+  return GradientShareSummary{mean(0, tenth), mean(n - tenth, n)};
 }
 
 }  // namespace yoke

@@ -15,7 +15,6 @@ std::vector<std::pair<double, double>> read_gradient_shares(const std::string& m
 
 struct GradientShareSummary {
   double early = 0, late = 0;  // mean share over the first and the last 10% of the logged updates
-  size_t updates = 0;          // updates logged
 };
 
 // Over at least one update each; nullopt when the run logged none.
