@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -202,14 +203,15 @@ void check_length(const std::string& hyp, size_t n_hyp, const std::string& ref, 
   }
 }
 
-// {p_value, p_samples, delta_ci95, p_seeds}, all null when there is nothing to compare: the
-// seed-pooled paired bootstrap of eval/bootstrap.h over every seed with a hypothesis file.
-json significance(const Runs& base, const Runs& var, const std::string& test,
+// {p_value, p_samples, delta_ci95, p_seeds}: the seed-pooled paired bootstrap of
+// eval/bootstrap.h over every seed with a hypothesis file. All null when there is nothing to
+// compare: no baseline, the baseline itself, a metric other than BLEU, no reference or files.
+json significance(const Runs* base, bool is_baseline, const Runs& var, const std::string& test,
                   const ReportInput& in, int samples, LineCache* cache) {
   json out = {{"p_value", nullptr}, {"p_samples", nullptr}, {"delta_ci95", nullptr}, {"p_seeds", nullptr}};
   const auto ref = in.ref_files.find(test);
-  if (samples < 1 || ref == in.ref_files.end()) return out;
-  const auto [paths_a, seeds_a] = hyp_files_of(base, test);
+  if (!base || is_baseline || in.metric != "bleu" || samples < 1 || ref == in.ref_files.end()) return out;
+  const auto [paths_a, seeds_a] = hyp_files_of(*base, test);
   const auto [paths_b, seeds_b] = hyp_files_of(var, test);
   if (paths_a.empty() || paths_b.empty()) return out;
   const auto& refs = cache->get(ref->second);
@@ -258,11 +260,7 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
     if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
     if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
   }
-  json sig = {{"p_value", nullptr}, {"p_samples", nullptr}, {"delta_ci95", nullptr}, {"p_seeds", nullptr}};
-  if (base && !is_baseline && in.metric == "bleu") {
-    sig = significance(*base, runs, test, in, samples, cache);
-  }
-  t.update(sig);
+  t.update(significance(base, is_baseline, runs, test, in, samples, cache));
   return t;
 }
 
@@ -437,12 +435,12 @@ Column metric_column(const json& report, const std::string& test, const std::str
 
 // Text cells of one test entry per variant; the baseline's stay empty.
 Column text_column(const json& report, const std::string& test, const std::string& header,
-                   std::string (*text)(const json& t, const std::string& metric), const std::string& metric) {
+                   const std::function<std::string(const json& t)>& text) {
   Column c{header, 0, true, {}};
   for (const auto& e : report) {
     Cell cell;
     if (!e.value("baseline", false)) {
-      const std::string s = text(test_of(e, test), metric);
+      const std::string s = text(test_of(e, test));
       if (!s.empty()) cell.text = s;
     }
     c.cells.push_back(cell);
@@ -472,7 +470,7 @@ Column p_column(const json& report, const std::string& test, const std::string& 
   return c;
 }
 
-std::string per_seed_text(const json& t, const std::string&) {
+std::string per_seed_text(const json& t) {
   std::string s;
   for (const auto& d : t.value("delta_per_seed", json::array())) {
     if (!d.contains("delta") || !d["delta"].is_number()) continue;
@@ -481,7 +479,6 @@ std::string per_seed_text(const json& t, const std::string&) {
   return s;
 }
 
-std::string ci_of(const json& t, const std::string&) { return ci_text(t); }
 
 std::set<std::string> report_metric_keys(const json& report, const std::string& test) {
   std::set<std::string> keys;
@@ -564,7 +561,8 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
   std::vector<Column> deltas;
   for (const auto& test : tests) {
     Column score = metric_column(report, test, in.metric, m + " " + test);
-    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test), delta_text, in.metric);
+    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test),
+                                [&](const json& t) { return delta_text(t, in.metric); });
     if (stacked) {
       for (size_t r = 0; r < score.cells.size(); ++r)
         if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
@@ -604,9 +602,9 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   std::vector<Column> cols{variant_column(report)};
   for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
   cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
-  cols.push_back(text_column(report, test, "95% CI", ci_of, in.metric));
+  cols.push_back(text_column(report, test, "95% CI", ci_text));
   cols.push_back(p_column(report, test, "p"));
-  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", per_seed_text, in.metric));
+  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", per_seed_text));
   t.columns = kept(std::move(cols));
   t.legend = "Scores: mean \xC2\xB1 std over " + seeds_text(report) + "; \xCE\x94 per seed: the variant's " +
              metric_name(in.metric) + " minus the baseline's, for each seed both have.";
