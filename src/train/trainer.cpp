@@ -387,7 +387,6 @@ TrainResult Trainer::run() {
                     cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
       bar.update(double(st_.update), extra);
 
-      if (stop_requested()) { stop = "interrupted"; break; }
       const bool at_limit = (cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) ||
                             (cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60);
       if ((cfg_.valid_interval > 0 && st_.update % cfg_.valid_interval == 0) || at_limit) {
@@ -395,6 +394,9 @@ TrainResult Trainer::run() {
       } else if (cfg_.save_interval > 0 && st_.update % cfg_.save_interval == 0) {
         save("interval");
       }
+      // A stop request is taken after the update's own validation: stopping between the two
+      // saved an update whose validation no resume would ever run.
+      if (stop.empty() && stop_requested()) stop = "interrupted";
       if (stop.empty()) stop = limit_reached();
     }
     if (st_.batch_in_epoch >= batches.size()) {
