@@ -6,6 +6,7 @@
 #include "cli/options.h"
 #include "experiment/runner.h"
 #include "train/trainer.h"
+#include "util/error.h"
 
 namespace yoke::cli {
 
@@ -24,12 +25,14 @@ int cmd_experiment(int argc, char** argv) {
   cmd.add_option("--out", o.out_dir, "output directory (runs/ and the report)")->type_name("DIR")->required();
   add_overrides_option(cmd, o.overrides, "config override for every run (after the grid)");
   CLI::Option* threads_given = add_value(cmd, "--threads", threads, "N", "CPU threads per run")->default_str("the config's");
+  add_value(cmd, "--nproc", o.nproc, "N", "train each run on N data-parallel workers on this machine (Gloo over 127.0.0.1)");
   cmd.add_option("--variants", variants, "run (and report) only these variants of the grid")
       ->type_name("A,B,...")
       ->default_str("all");
   cmd.add_flag("--report-only", report_only, "rebuild the report from the finished runs, run nothing");
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) o.threads = threads;
+  if (o.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(o.nproc));
   for (size_t start = 0; start <= variants.size() && !variants.empty();) {
     const size_t comma = std::min(variants.find(',', start), variants.size());
     if (comma > start) o.variants.push_back(variants.substr(start, comma - start));

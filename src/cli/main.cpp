@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
     } catch (const yoke::InputError& e) {
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
       return 2;
+    } catch (const yoke::RunError& e) {
+      std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
+      return 1;
     } catch (const std::exception& e) {
       std::cerr << "yoke " << c.name << ": internal error: " << e.what() << std::endl;
       return 1;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <type_traits>
@@ -95,6 +96,8 @@ std::string text_of(double v) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     if (std::strtod(buf, nullptr) == v) break;
   }
+  // Whole numbers read better whole: 600, not 6e+02.
+  if (std::strchr(buf, 'e') && v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
 template <class E, class = std::enable_if_t<is_config_enum<E>::value>>
@@ -204,6 +207,7 @@ void Config::validate() const {
   };
   positive("d_model", d_model); positive("heads", heads); positive("ffn_dim", ffn_dim);
   positive("max_tokens", max_tokens); positive("update_freq", update_freq); positive("lr", lr);
+  positive("dist_timeout", dist_timeout); positive("dist_bucket_mb", dist_bucket_mb);
   positive("max_positions", max_positions); positive("beam", beam);
   if (d_model % heads != 0)
     throw InputError("d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
@@ -290,6 +294,21 @@ Config load_config_file(const std::string& path) {
     cfg.set(key, value, path + " line " + std::to_string(no));
   }
   return cfg;
+}
+
+std::string config_file_text(const Config& cfg) {
+  std::string text;
+  const nlohmann::json values = cfg.to_json();  // items() only refers to it: it must outlive the loop
+  for (const auto& [key, value] : values.items()) {
+    // Numbers keep every digit (nlohmann writes doubles so that they read back exactly).
+    const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+    if (v.find_first_of("#\n\r") != std::string::npos)
+      throw InputError(key + " = " + v + ": a value with '#' or a line break cannot go into a config file");
+    // Quotes keep a value's outer spaces, and an empty text from reading as a missing value.
+    const bool quote = v.empty() || v.front() == ' ' || v.back() == ' ' || v.front() == '"';
+    text += key + " = " + (quote ? "\"" + v + "\"" : v) + "\n";
+  }
+  return text;
 }
 
 void apply_overrides(Config& cfg, const std::vector<std::string>& overrides, const std::string& where) {

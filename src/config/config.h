@@ -56,6 +56,10 @@ std::string config_keys_markdown();
 // Reads `key = value` lines ('#' starts a comment); errors name the file and line.
 Config load_config_file(const std::string& path);
 
+// The config as a file load_config_file reads back to the same values (every key, one a line).
+// A text value with '#' or a line break cannot be written so: InputError naming the key.
+std::string config_file_text(const Config& cfg);
+
 // Applies overrides "key=value" in order; `where` names their origin in error messages.
 void apply_overrides(Config& cfg, const std::vector<std::string>& overrides, const std::string& where);
 

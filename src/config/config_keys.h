@@ -71,6 +71,11 @@
   KEY(threads, int, 0, "", "CPU threads; 0 = all cores")                                                            \
   KEY(device, std::string, "cpu", "cpu|cuda|auto", "where to train; auto = a GPU when there is one")               \
   KEY(amp, bool, true, "", "on a GPU: bf16 autocast with fp32 master weights (ignored on a CPU)")                   \
+  KEY(dist_timeout, double, 600.0, "",                                                                             \
+      "distributed training: seconds any collective (or joining the ranks) may take before the run stops with an " \
+      "error naming the rank")                                                                                      \
+  KEY(dist_bucket_mb, double, 25.0, "",                                                                            \
+      "distributed training: megabytes of gradients per all-reduce, started while the backward pass goes on")     \
   SECTION("validation, checkpoints, early stopping")                                                                \
   KEY(valid_interval, int, 1000, "", "updates between validations; 0 = once per epoch only")                        \
   KEY(valid_bleu, bool, true, "", "validation also translates greedily and computes BLEU")                          \

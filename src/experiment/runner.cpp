@@ -1,5 +1,7 @@
 #include "experiment/runner.h"
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "text/corpus.h"
 #include "text/data_meta.h"
 #include "train/average.h"
+#include "train/local_launch.h"
 #include "train/model_store.h"
 #include "train/trainer.h"
 #include "util/atomic_file.h"
@@ -113,6 +116,35 @@ nlohmann::json analyze_run(const std::string& model_dir, const std::string& chec
   return result;
 }
 
+// `yoke train --config <the run's config> --nproc N`, as a user would type it: the workers must be
+// processes of their own (one Gloo rank each), and this process stays the experiment's. What
+// the run reports comes from rank 0's metrics.jsonl.
+TrainResult train_on_local_workers(const Config& cfg, int nproc, const fs::path& run_dir, std::ostream& log) {
+  const auto conf = run_dir / "train.conf";
+  write_file_atomically(conf.string(), "# written by yoke experiment for this run\n" + config_file_text(cfg));
+  log << "training on " << nproc << " local workers: yoke train --config " << conf.string() << " --nproc " << nproc
+      << std::endl;
+  const int rc = run_local_workers(nproc, {"yoke", "train", "--config", conf.string()}, log);
+  TrainResult r;
+  if (rc == 128 + SIGINT || rc == 128 + SIGTERM) {
+    r.stop_reason = "interrupted";
+    return r;
+  }
+  if (rc != 0)
+    throw RunError("training " + run_dir.string() + " on " + std::to_string(nproc) + " workers failed (exit status " +
+                   std::to_string(rc) + "); its log is above, its checkpoints in " + cfg.save_dir);
+  for (const auto& end : read_json_lines((fs::path(cfg.save_dir) / "metrics.jsonl").string(), "end")) {
+    r.updates = end.at("update");
+    r.epochs = end.at("epoch");
+    r.stop_reason = end.at("reason");
+    r.tokens_per_s = end.at("tokens_per_s");
+    r.train_seconds = end.at("elapsed_s");
+    r.comm_wait_s = end.value("comm_wait_s", 0.0);
+  }
+  if (r.stop_reason.empty()) throw RunError(cfg.save_dir + "/metrics.jsonl: the workers ended without an end record");
+  return r;
+}
+
 // One (variant, seed): returns false when interrupted.
 bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentOptions& o, std::ostream& log) {
   const fs::path dir = run_dir(o.out_dir, v.name, seed);
@@ -120,7 +152,8 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
   Config cfg = grid.run_config(v, seed, o.overrides);
   cfg.save_dir = (dir / "model").string();
   if (o.threads > 0) cfg.threads = o.threads;
-  const TrainResult tr = train(cfg, log, greedy_validation_decode);
+  const TrainResult tr = o.nproc > 1 ? train_on_local_workers(cfg, o.nproc, dir, log)
+                                     : train(cfg, log, greedy_validation_decode);
   if (tr.stop_reason == "interrupted") return false;
 
   std::string checkpoint;

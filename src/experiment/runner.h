@@ -21,6 +21,7 @@ struct ExperimentOptions {
   std::string grid_path, out_dir;
   std::vector<std::string> overrides;  // key=value for every run, after the grid
   int threads = 0;                     // 0: the config's
+  int nproc = 1;                       // > 1: each run trains on this many local workers (Gloo)
   std::vector<std::string> variants;   // run only these (empty: all); the report shows only them
 };
 

@@ -6,14 +6,19 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "batch/batch.h"
 #include "batch/batching.h"
 #include "batch/lm_batch.h"
+#include "train/gradient_sync.h"
+#include "train/process_group.h"
 #include "eval/bleu.h"
 #include "loss/batch_loss.h"
 #include "loss/loss.h"
@@ -104,8 +109,11 @@ struct ValidResult {
 
 class Trainer {
  public:
-  Trainer(Config cfg, std::ostream& log, ValidationDecoder decode)
-      : cfg_(std::move(cfg)), log_(log), decode_(std::move(decode)) {}
+  // group: the other ranks of a distributed run, or null for one process. Only rank 0 (the
+  // writer) logs, records metrics and writes checkpoints; `log` is a null stream elsewhere.
+  Trainer(Config cfg, std::ostream& log, ValidationDecoder decode, std::unique_ptr<ProcessGroup> group,
+          const DistributedEnv& env)
+      : cfg_(std::move(cfg)), log_(log), decode_(std::move(decode)), group_(std::move(group)), env_(env) {}
   TrainResult run();
 
  private:
@@ -124,8 +132,21 @@ class Trainer {
   std::vector<uint32_t> tgt_lengths(const TokenizedCorpus& c) const {
     return lm() ? lm_lengths(c, blocks()) : target_lengths(c);
   }
+  bool writer() const { return !group_ || group_->rank() == 0; }
+  int rank() const { return group_ ? group_->rank() : 0; }
+  int world() const { return group_ ? group_->size() : 1; }
+  void record(const nlohmann::json& j) {
+    if (metrics_) metrics_->write(j);
+  }
+  // Sums a small tensor of counts over the ranks (nothing to do in one process).
+  void sum_over_ranks(at::Tensor& t) {
+    if (group_) group_->allreduce_sum(t);
+  }
   void save(const std::string& reason);
   bool resume();
+  // Rank 0's weights, optimizer state and loop state reach every rank (another machine need not
+  // see rank 0's files). Returns whether rank 0 resumed.
+  bool share_start(bool resumed);
   LossSums forward(const Batch& b);
   ValidResult validate();
   bool after_validation(const ValidResult& v);  // true = stop early
@@ -142,7 +163,10 @@ class Trainer {
   std::vector<std::string> valid_refs_;
   Vocab tgt_vocab_;
   LoopState st_;
-  std::unique_ptr<MetricsLog> metrics_;
+  std::unique_ptr<MetricsLog> metrics_;  // rank 0 only
+  std::unique_ptr<ProcessGroup> group_;
+  DistributedEnv env_;
+  std::unique_ptr<GradientSync> sync_;
 };
 
 std::vector<std::vector<uint32_t>> Trainer::epoch_batches(int epoch) const {
@@ -169,6 +193,7 @@ void Trainer::load_data() {
   if (!lm() && fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
   tgt_vocab_ = Vocab::load(target_vocab_path(cfg_.data));
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
+  if (!writer()) return;
   fs::create_directories(cfg_.save_dir);
   for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"})
     if (fs::exists(dir / f)) copy_file_atomically((dir / f).string(), (fs::path(cfg_.save_dir) / f).string());
@@ -184,25 +209,41 @@ ValidResult Trainer::validate() {
   at::NoGradGuard no_grad;
   model_->eval();
   ValidResult r;
-  double loss = 0, nll = 0;
-  int64_t tokens = 0;
-  for (auto& idx : make_token_batches(src_lengths(valid_), tgt_lengths(valid_), size_t(cfg_.max_tokens), false, 0)) {
-    auto out = forward(batch(valid_, idx));
-    loss += out.loss.item<double>();
-    nll += out.nll.item<double>();
-    tokens += out.tokens;
+  // Each rank takes every world()-th batch and sentence; sums of the loss and of BLEU's
+  // statistics over the ranks are the sums over the whole set.
+  at::Tensor sums = at::zeros({3}, at::kDouble);  // loss, nll, tokens
+  const auto valid_batches = make_token_batches(src_lengths(valid_), tgt_lengths(valid_), size_t(cfg_.max_tokens), false, 0);
+  for (size_t i = size_t(rank()); i < valid_batches.size(); i += size_t(world())) {
+    auto out = forward(batch(valid_, valid_batches[i]));
+    sums[0] += out.loss.item<double>();
+    sums[1] += out.nll.item<double>();
+    sums[2] += double(out.tokens);
   }
-  r.loss = loss / std::max<int64_t>(1, tokens) / std::log(2.0);
-  r.nll = nll / std::max<int64_t>(1, tokens) / std::log(2.0);
+  sum_over_ranks(sums);
+  const double tokens = std::max(1.0, sums[2].item<double>());
+  r.loss = sums[0].item<double>() / tokens / std::log(2.0);
+  r.nll = sums[1].item<double>() / tokens / std::log(2.0);
   if (cfg_.valid_bleu && decode_ && !valid_refs_.empty()) {
     size_t n = valid_.size();
     if (cfg_.valid_bleu_sentences > 0) n = std::min(n, size_t(cfg_.valid_bleu_sentences));
-    std::vector<std::vector<int>> sources(n);
-    for (size_t i = 0; i < n; ++i) sources[i].assign(valid_.src(i), valid_.src(i) + valid_.src_len(i));
+    std::vector<size_t> mine;
+    for (size_t i = size_t(rank()); i < n; i += size_t(world())) mine.push_back(i);
+    std::vector<std::vector<int>> sources(mine.size());
+    for (size_t k = 0; k < mine.size(); ++k) sources[k].assign(valid_.src(mine[k]), valid_.src(mine[k]) + valid_.src_len(mine[k]));
     auto hyps_ids = decode_(*model_, sources, cfg_.max_len_a, cfg_.max_len_b);
-    std::vector<std::string> hyps(n), refs(valid_refs_.begin(), valid_refs_.begin() + n);
-    for (size_t i = 0; i < n; ++i) hyps[i] = tgt_vocab_.decode(hyps_ids[i]);
-    r.bleu = corpus_bleu(hyps, refs).score;
+    BleuStats stats;
+    for (size_t k = 0; k < mine.size(); ++k)
+      stats += bleu_sentence_stats(tgt_vocab_.decode(hyps_ids[k]), valid_refs_[mine[k]], false);
+    at::Tensor counts = at::zeros({10}, at::kLong);
+    for (int j = 0; j < 4; ++j) counts[j] = stats.matches[size_t(j)], counts[4 + j] = stats.totals[size_t(j)];
+    counts[8] = stats.sys_len;
+    counts[9] = stats.ref_len;
+    sum_over_ranks(counts);
+    for (int j = 0; j < 4; ++j)
+      stats.matches[size_t(j)] = counts[j].item<int64_t>(), stats.totals[size_t(j)] = counts[4 + j].item<int64_t>();
+    stats.sys_len = counts[8].item<int64_t>();
+    stats.ref_len = counts[9].item<int64_t>();
+    r.bleu = bleu_from_stats(stats).score;
   }
   model_->train();
   st_.valid_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -221,20 +262,23 @@ bool Trainer::after_validation(const ValidResult& v) {
   std::snprintf(line, sizeof line, "valid | epoch %d | update %lld | loss %.3f | nll %.3f | ppl %.2f%s%s", st_.epoch,
                 (long long)st_.update, v.loss, v.nll, std::pow(2.0, v.nll), bleu, better ? " | best" : "");
   log_ << line << std::endl;
-  metrics_->write({{"type", "valid"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", v.loss}, {"nll", v.nll},
+  record({{"type", "valid"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", v.loss}, {"nll", v.nll},
                    {"ppl", std::pow(2.0, v.nll)}, {"bleu", std::isnan(v.bleu) ? nlohmann::json() : nlohmann::json(v.bleu)},
                    {"best", better}});
   save("valid");
-  if (better)
+  if (better && writer())
     copy_file_atomically((fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string(),
                          (fs::path(cfg_.save_dir) / "checkpoint_best.ykp").string());
   return cfg_.patience > 0 && st_.bad_validations >= cfg_.patience;
 }
 
 void Trainer::save(const std::string& reason) {
+  if (!writer()) return;
   Checkpoint c;
+  // The world size is a note, not a dependency: any number of ranks resumes the checkpoint.
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
-            {"reason", reason}, {"format", 1}};
+            {"reason", reason}, {"format", 1}, {"world_size", world()},
+            {"batches_per_update", int64_t(cfg_.update_freq) * world()}};
   for (auto& [name, t] : module_state(*model_)) c.tensors["model." + name] = t;
   const fs::path dir(cfg_.save_dir);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
@@ -261,17 +305,53 @@ bool Trainer::resume() {
   opt_->set_steps(c.meta.at("optimizer_steps"));
   st_ = LoopState::from_json(c.meta.at("state"));
   log_ << "resumed from " << path.string() << " at epoch " << st_.epoch << ", update " << st_.update << std::endl;
+  // Another number of ranks continues the same sequence of batches; only how many of them make
+  // one update can change, and that is the user's choice to make knowingly.
+  const int64_t before = c.meta.value("batches_per_update", int64_t(0)), now = int64_t(cfg_.update_freq) * world();
+  if (before > 0 && before != now)
+    log_ << "note: the checkpoint was trained with " << before << " batches per update, this run takes " << now
+         << " (update_freq " << cfg_.update_freq << " x " << world() << " rank" << (world() == 1 ? "" : "s")
+         << "); for the same updates as before set update_freq = " << before << " / ranks" << std::endl;
+  return true;
+}
+
+bool Trainer::share_start(bool resumed) {
+  if (!group_) return resumed;
+  at::Tensor flag = at::full({1}, resumed ? 1 : 0, at::kLong);
+  group_->broadcast(flag, 0);
+  resumed = flag.item<int64_t>() != 0;
+  // Every rank initialised the same weights from the same seed; rank 0's are sent anyway, as
+  // DDP does, so that no rank can start from anything else.
+  at::Tensor params = opt_->params().detach();
+  group_->broadcast(params, 0);
+  if (!resumed) return false;
+  group_->broadcast(opt_->exp_avg(), 0);
+  group_->broadcast(opt_->exp_avg_sq(), 0);
+  const std::string text = nlohmann::json{{"state", st_.to_json()}, {"steps", opt_->steps()}}.dump();
+  at::Tensor length = at::full({1}, int64_t(text.size()), at::kLong);
+  group_->broadcast(length, 0);
+  at::Tensor bytes = at::zeros({length.item<int64_t>()}, at::kByte);
+  if (writer()) std::memcpy(bytes.data_ptr(), text.data(), text.size());
+  group_->broadcast(bytes, 0);
+  const auto j = nlohmann::json::parse(std::string(static_cast<const char*>(bytes.data_ptr()), size_t(bytes.numel())));
+  st_ = LoopState::from_json(j.at("state"));
+  opt_->set_steps(j.at("steps"));
   return true;
 }
 
 TrainResult Trainer::run() {
-  // threads = 0 keeps LibTorch's default: the cores, or OMP_NUM_THREADS where set (parallel test runs).
-  if (cfg_.threads > 0) at::set_num_threads(cfg_.threads);
+  // threads = 0 keeps LibTorch's default: the cores, or OMP_NUM_THREADS where set (parallel test
+  // runs); workers on one machine share its cores.
+  if (cfg_.threads > 0) {
+    at::set_num_threads(cfg_.threads);
+  } else if (env_.local_world_size > 1 && !std::getenv("OMP_NUM_THREADS")) {
+    at::set_num_threads(std::max(1, int(std::thread::hardware_concurrency()) / env_.local_world_size));
+  }
   device_ = compat::device_from_name(cfg_.device);
   if (device_.is_cuda()) compat::allow_tf32();
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
-  if (cfg_.tie == Tie::shared_private) {
+  if (cfg_.tie == Tie::shared_private && writer()) {
     const auto copy = fs::path(cfg_.save_dir) / "pairs.tsv";
     if (!fs::exists(cfg_.pairs)) throw input_error(cfg_.pairs, 0, "pair file not found (make it with `yoke pair`)");
     if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) copy_file_atomically(cfg_.pairs, copy.string());
@@ -284,6 +364,7 @@ TrainResult Trainer::run() {
   for (auto& p : model_->parameters(true)) params.push_back(p);
   AdamOptions ao{cfg_.adam_beta1, cfg_.adam_beta2, cfg_.adam_eps, cfg_.weight_decay};
   opt_ = std::make_unique<FlatAdam>(params, ao);
+  if (group_) sync_ = std::make_unique<GradientSync>(*group_, params, opt_->grads(), cfg_.dist_bucket_mb);
 
   const auto counts = count_embeddings(model_->embeddings->spec());
   const int64_t total = opt_->params().numel();
@@ -293,18 +374,28 @@ TrainResult Trainer::run() {
                 blocks() ? "blocks" : lm() ? "sentences" : "pairs");
   log_ << summary << std::endl;
   if (device_.is_cuda()) log_ << "device: cuda" << (cfg_.amp ? " (bf16 autocast, fp32 weights, TF32)" : " (fp32, TF32)") << std::endl;
-  const bool resumed = resume();
-  metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string(),
-                                          resumed ? st_.update : -1);
-  metrics_->write({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()},
-                   {"resumed", resumed}, {"update", st_.update}, {"config", cfg_.to_json()}});
+  if (group_)
+    log_ << "distributed: " << world() << " ranks (Gloo), " << at::get_num_threads()
+         << (at::get_num_threads() == 1 ? " thread" : " threads") << " each, "
+         << sync_->buckets() << " gradient bucket" << (sync_->buckets() == 1 ? "" : "s") << ", "
+         << cfg_.update_freq * world() << " batches per update" << std::endl;
+  const bool resumed = share_start(writer() && resume());
+  if (writer())
+    metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string(),
+                                            resumed ? st_.update : -1);
+  record({{"type", "start"}, {"params", total}, {"emb", counts.emb}, {"red", counts.red()}, {"resumed", resumed},
+          {"update", st_.update}, {"world_size", world()}, {"config", cfg_.to_json()}});
 
   TrainResult result;
   size_t batches_per_epoch = epoch_batches(st_.epoch).size();
+  // An update takes update_freq batches on each rank: with N ranks, the same global batches, in
+  // the same order, as one process with update_freq × N takes.
+  const size_t per_update = size_t(cfg_.update_freq) * size_t(world());
   double total_updates = cfg_.max_updates > 0 ? cfg_.max_updates
-                         : cfg_.max_epochs > 0 ? double(cfg_.max_epochs) * double(batches_per_epoch) / cfg_.update_freq
+                         : cfg_.max_epochs > 0 ? double(cfg_.max_epochs) * double(batches_per_epoch) / double(per_update)
                                                : 0;
-  Progress bar("train", total_updates, "upd", 30.0);
+  std::optional<Progress> bar;
+  if (writer()) bar.emplace("train", total_updates, "upd", 30.0);
   const double elapsed_before = st_.elapsed_s;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -312,6 +403,7 @@ TrainResult Trainer::run() {
   // Loss sums stay on the device until a log line needs them: no host sync inside the step.
   at::Tensor loss_acc = at::zeros({}, at::TensorOptions(at::kDouble).device(device_)), nll_acc = at::zeros_like(loss_acc);
   int64_t tok_acc = 0;
+  double comm_s = 0, comm_s_total = 0;  // waiting for other ranks, since the last log line / in all
   std::string shown_loss = "-";  // until the first log_interval has a measured loss
   std::string stop;
 
@@ -331,49 +423,85 @@ TrainResult Trainer::run() {
     // `batches`, so a pending build finishes before they go).
     std::future<Batch> next;
     size_t next_index = batches.size();
-    auto take_batch = [&]() {
-      const size_t i = st_.batch_in_epoch++;
-      Batch b = next.valid() && next_index == i ? next.get() : batch(train_, batches[i]);
-      if (i + 1 < batches.size()) {
-        next_index = i + 1;
-        next = std::async(std::launch::async, [this, &batches, j = i + 1] { return batch(train_, batches[j]); });
-      }
-      return b;
+    auto take_batch = [&](size_t i) {
+      return next.valid() && next_index == i ? next.get() : batch(train_, batches[i]);
+    };
+    auto prefetch = [&](size_t i) {
+      if (i >= batches.size()) return;
+      next_index = i;
+      next = std::async(std::launch::async, [this, &batches, i] { return batch(train_, batches[i]); });
     };
     while (st_.batch_in_epoch < batches.size() && stop.empty()) {
-      // Dropout noise is a function of (seed, update): a resumed run draws the same masks.
-      at::manual_seed(uint64_t(cfg_.seed) * 7919ull + uint64_t(st_.update) + 1);
+      // This rank's batches of the update: the j-th of the global batch is the one at
+      // batch_in_epoch + j, and rank r takes j = r·update_freq … (r+1)·update_freq − 1.
+      const size_t first = st_.batch_in_epoch;
+      std::vector<size_t> mine;
+      for (int k = 0; k < cfg_.update_freq; ++k)
+        if (const size_t i = first + size_t(rank() * cfg_.update_freq + k); i < batches.size()) mine.push_back(i);
+      st_.batch_in_epoch = std::min(first + per_update, batches.size());
       opt_->zero_grad();
-      int64_t tgt_tokens = 0;
-      for (int k = 0; k < cfg_.update_freq && st_.batch_in_epoch < batches.size(); ++k) {
-        auto b = take_batch();
+      int64_t tgt_tokens = 0, tokens = 0;
+      for (size_t k = 0; k < mine.size(); ++k) {
+        // Dropout noise is a function of (seed, update, place in the global batch): a resumed run
+        // draws the same masks, and so does a run on another number of ranks.
+        const uint64_t j = uint64_t(rank() * cfg_.update_freq) + k;
+        at::manual_seed(uint64_t(cfg_.seed) * 7919ull + uint64_t(st_.update) + 1 + j * 1000003ull);
+        auto b = take_batch(mine[k]);
+        prefetch(k + 1 < mine.size() ? mine[k + 1] : first + per_update + size_t(rank() * cfg_.update_freq));
+        if (sync_ && k + 1 == mine.size()) sync_->arm();  // the last backward: start all-reduces as it goes
         auto out = forward(b);
         out.loss.backward();
         loss_acc += out.loss.detach();
         nll_acc += out.nll.detach();
         tok_acc += out.tokens;
         tgt_tokens += out.tokens;
-        st_.tokens += b.src_tokens + b.tgt_tokens;
+        tokens += b.src_tokens + b.tgt_tokens;
       }
       if (cfg_.log_grad_paths) {
         const auto gp = model_->embeddings->take_gradient_paths();
-        metrics_->write({{"type", "grad_paths"}, {"update", st_.update + 1}, {"share_output", gp.share_output()},
-                         {"input_sq", gp.input_sq}, {"output_sq", gp.output_sq},
-                         {"cosine_ab", std::isnan(gp.cosine_ab) ? nlohmann::json() : nlohmann::json(gp.cosine_ab)}});
+        record({{"type", "grad_paths"}, {"update", st_.update + 1}, {"share_output", gp.share_output()},
+                {"input_sq", gp.input_sq}, {"output_sq", gp.output_sq},
+                {"cosine_ab", std::isnan(gp.cosine_ab) ? nlohmann::json() : nlohmann::json(gp.cosine_ab)}});
       }
+      bool stop_asked = stop_requested();
+      if (group_) {
+        const auto c0 = std::chrono::steady_clock::now();
+        sync_->finish();
+        // The global batch's token counts, whether any rank was asked to stop, and rank 0's clock,
+        // so that every rank takes the same decisions.
+        at::Tensor shared = at::zeros({4}, at::kDouble);
+        shared[0] = double(tgt_tokens);
+        shared[1] = double(tokens);
+        shared[2] = stop_asked ? 1.0 : 0.0;
+        shared[3] = writer() ? elapsed() : 0.0;
+        group_->allreduce_sum(shared);
+        tgt_tokens = int64_t(shared[0].item<double>());
+        tokens = int64_t(shared[1].item<double>());
+        stop_asked = shared[2].item<double>() > 0;
+        st_.elapsed_s = shared[3].item<double>();
+        comm_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      }
+      st_.tokens += tokens;
       opt_->scale_grad(1.0 / double(std::max<int64_t>(1, tgt_tokens)));  // per-token gradient
       const at::Tensor gnorm = opt_->clip_grad_norm(cfg_.clip_norm);
       const double lr = inverse_sqrt_lr(cfg_.lr, cfg_.warmup, st_.update + 1);
       opt_->step(lr);
       ++st_.update;
-      st_.elapsed_s = elapsed();
+      if (!group_) st_.elapsed_s = elapsed();
       const double rate = double(st_.tokens - tokens_before) / std::max(1e-9, st_.elapsed_s - elapsed_before);
       if (st_.update % std::max(1, cfg_.log_interval) == 0) {
-        const double l = loss_acc.item<double>() / std::max<int64_t>(1, tok_acc) / std::log(2.0);
-        const double nl = nll_acc.item<double>() / std::max<int64_t>(1, tok_acc) / std::log(2.0);
-        metrics_->write({{"type", "train"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", l}, {"nll", nl},
-                         {"ppl", std::pow(2.0, nl)}, {"lr", lr}, {"gnorm", gnorm.item<double>()}, {"tokens_per_s", rate},
-                         {"elapsed_s", st_.elapsed_s}});
+        at::Tensor sums = at::stack({loss_acc.cpu(), nll_acc.cpu(), at::scalar_tensor(double(tok_acc), at::kDouble)});
+        sum_over_ranks(sums);
+        const double n = std::max(1.0, sums[2].item<double>());
+        const double l = sums[0].item<double>() / n / std::log(2.0);
+        const double nl = sums[1].item<double>() / n / std::log(2.0);
+        nlohmann::json line = {{"type", "train"}, {"epoch", st_.epoch}, {"update", st_.update}, {"loss", l}, {"nll", nl},
+                               {"ppl", std::pow(2.0, nl)}, {"lr", lr}, {"gnorm", gnorm.item<double>()},
+                               {"tokens_per_s", rate}, {"elapsed_s", st_.elapsed_s}};
+        if (group_) line["comm_wait_s"] = comm_s;
+        record(line);
+        comm_s_total += comm_s;
+        comm_s = 0;
         loss_acc.zero_();
         nll_acc.zero_();
         tok_acc = 0;
@@ -381,11 +509,13 @@ TrainResult Trainer::run() {
         std::snprintf(loss_text, sizeof loss_text, "%.3f", l);
         shown_loss = loss_text;
       }
-      char extra[160];
-      std::snprintf(extra, sizeof extra, "epoch %d | loss %s | %.0f tok/s | lr %.2e%s", st_.epoch,
-                    shown_loss.c_str(), rate, lr,
-                    cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
-      bar.update(double(st_.update), extra);
+      if (bar) {
+        char extra[160];
+        std::snprintf(extra, sizeof extra, "epoch %d | loss %s | %.0f tok/s | lr %.2e%s", st_.epoch,
+                      shown_loss.c_str(), rate, lr,
+                      cfg_.max_minutes > 0 ? (" | " + format_duration(cfg_.max_minutes * 60 - st_.elapsed_s) + " left").c_str() : "");
+        bar->update(double(st_.update), extra);
+      }
 
       const bool at_limit = (cfg_.max_updates > 0 && st_.update >= cfg_.max_updates) ||
                             (cfg_.max_minutes > 0 && st_.elapsed_s >= cfg_.max_minutes * 60);
@@ -396,7 +526,7 @@ TrainResult Trainer::run() {
       }
       // A stop request is taken after the update's own validation: stopping between the two
       // saved an update whose validation no resume would ever run.
-      if (stop.empty() && stop_requested()) stop = "interrupted";
+      if (stop.empty() && (group_ ? stop_asked : stop_requested())) stop = "interrupted";
       if (stop.empty()) stop = limit_reached();
     }
     if (st_.batch_in_epoch >= batches.size()) {
@@ -405,7 +535,8 @@ TrainResult Trainer::run() {
       st_.batch_in_epoch = 0;
     }
   }
-  bar.finish();
+  comm_s_total += comm_s;
+  if (bar) bar->finish();
   if (stop == "interrupted") {
     save("interrupt");
     log_ << "interrupted: saved " << (fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string()
@@ -421,11 +552,19 @@ TrainResult Trainer::run() {
   // divided by almost nothing.
   const double train_s = st_.elapsed_s - st_.valid_s;
   result.tokens_per_s = train_s > 0.01 ? double(st_.tokens) / train_s : 0.0;
-  metrics_->write({{"type", "end"}, {"update", st_.update}, {"epoch", st_.epoch}, {"reason", stop},
-                   {"best", std::isnan(st_.best) ? nlohmann::json() : nlohmann::json(st_.best)},
-                   {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st_.elapsed_s}});
+  result.comm_wait_s = comm_s_total;
+  nlohmann::json end = {{"type", "end"}, {"update", st_.update}, {"epoch", st_.epoch}, {"reason", stop},
+                        {"best", std::isnan(st_.best) ? nlohmann::json() : nlohmann::json(st_.best)},
+                        {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st_.elapsed_s}};
+  if (group_) end["comm_wait_s"] = comm_s_total, end["world_size"] = world();
+  record(end);
   log_ << "done: " << stop << " after " << st_.update << " updates, " << format_duration(st_.elapsed_s)
-       << ", " << std::llround(result.tokens_per_s) << " tokens/s" << std::endl;
+       << ", " << std::llround(result.tokens_per_s) << " tokens/s";
+  // This session's share only: a resumed run's earlier wall time has no measured waiting.
+  if (group_)
+    log_ << " on " << world() << " ranks; waiting for the others took "
+         << std::lround(100 * comm_s_total / std::max(1e-9, st_.elapsed_s - elapsed_before)) << "% of this session's time";
+  log_ << std::endl;
   return result;
 }
 
@@ -444,13 +583,24 @@ TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode
   cfg.validate();  // a bad value is reported before any data is read
   fill_vocab_sizes(cfg);
   cfg.validate();
-  std::error_code ec;
-  fs::create_directories(cfg.save_dir, ec);
-  if (ec) throw input_error(cfg.save_dir, 0, "cannot create save_dir: " + ec.message());
-  // One run per save_dir; what a killed run left half-written goes before anything is read.
-  const DirLock lock(lock_file_in(cfg.save_dir), cfg.save_dir);
-  remove_stale_temporaries(cfg.save_dir);
-  return Trainer(std::move(cfg), log, decode).run();
+  const DistributedEnv env = read_distributed_env();
+  if (env.distributed() && compat::device_from_name(cfg.device).is_cuda())
+    throw InputError("distributed training runs on the CPU (Gloo) in this version; device = " + cfg.device +
+                     " with WORLD_SIZE > 1 needs NCCL, which yoke does not drive yet");
+  // Rank 0 writes save_dir; the others only read the data.
+  std::optional<DirLock> lock;
+  if (env.rank == 0) {
+    std::error_code ec;
+    fs::create_directories(cfg.save_dir, ec);
+    if (ec) throw input_error(cfg.save_dir, 0, "cannot create save_dir: " + ec.message());
+    // One run per save_dir; what a killed run left half-written goes before anything is read.
+    lock.emplace(lock_file_in(cfg.save_dir), cfg.save_dir);
+    remove_stale_temporaries(cfg.save_dir);
+  }
+  std::unique_ptr<ProcessGroup> group;
+  if (env.distributed()) group = ProcessGroup::connect(env, cfg.dist_timeout);
+  static std::ostream silent(nullptr);  // the log of ranks other than 0
+  return Trainer(std::move(cfg), env.rank == 0 ? log : silent, decode, std::move(group), env).run();
 }
 
 void install_stop_handlers() {

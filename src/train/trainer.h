@@ -24,6 +24,7 @@ struct TrainResult {
   std::string stop_reason;     // "max_updates", "max_epochs", "max_minutes", "early stopping", "interrupted"
   double tokens_per_s = 0;     // source + target tokens per second of training
   double train_seconds = 0;
+  double comm_wait_s = 0;      // distributed: this session's time spent waiting on the other ranks
 };
 
 // Fills vocabulary sizes from the data directory's meta.json when cfg.data is set.

@@ -12,6 +12,13 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run that cannot go on for a reason outside yoke and outside the user's files: another process
+// of a distributed run died or stopped answering. Reported as an error, not as a bug.
+class RunError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // "path:line: message" (line 0 means "the file as a whole": "path: message").
 inline InputError input_error(const std::string& path, size_t line, const std::string& message) {
   if (line == 0) return InputError(path + ": " + message);

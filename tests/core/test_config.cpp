@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "config/config.h"
 #include "util/error.h"
 
@@ -188,4 +190,29 @@ TEST(ConfigKernels, ListsAreReadPerLayer) {
   c.cross_layer = false;
   c.conv_weight_dropout = 1.0;
   EXPECT_EQ(error_of([&] { c.validate(); }), "conv_weight_dropout must be in [0, 1)");
+}
+
+// `yoke experiment --nproc N` hands each run's config to its workers as a file: every value,
+// text with spaces and quotes, and numbers to the last digit must come back as they were.
+TEST(ConfigFile, WrittenConfigReadsBackToTheSameValues) {
+  Config cfg;
+  cfg.set("save_dir", " runs/with spaces ");
+  cfg.set("data", "\"quoted\" dir");
+  cfg.set("pairs", "");
+  cfg.set("lr", "0.00070000000000000001");
+  cfg.set("dropout", "0.3");
+  cfg.set("tie", "shared-private");
+  cfg.set("conv_glu", "false");
+  cfg.set("encoder_kernels", "3,7,15");
+  const auto path = std::filesystem::temp_directory_path() / ("yoke_config_file_" + std::to_string(::getpid()) + ".conf");
+  std::ofstream(path) << config_file_text(cfg);
+  const Config back = load_config_file(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.to_json(), cfg.to_json());
+  EXPECT_EQ(back.save_dir, " runs/with spaces ");
+  EXPECT_EQ(back.lr, cfg.lr);  // exact: the text holds enough digits to read back the same double
+
+  Config comment;
+  comment.set("data", "dir#1");
+  EXPECT_THROW(config_file_text(comment), InputError);
 }
