@@ -65,6 +65,54 @@ TEST(Cuda, SameLossOnCpuAndGpu) {
   }
 }
 
+// Wu et al. (2019)'s convolutions on the GPU: fp32 equals the CPU, bf16 autocast stays close, and
+// every estimator trains there (the convolution's band and unfold methods, and the kernels'
+// softmax, under autocast).
+TEST(Cuda, ConvolutionsGiveTheCpuLossAndTrainUnderBf16) {
+  SKIP_WITHOUT_CUDA();
+  at::globalContext().setFloat32MatmulPrecision("highest");
+  const at::Device cuda(at::kCUDA);
+  for (const char* arch : {"lightconv", "dynamicconv"}) {
+    for (Estimator output : {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine}) {
+      Config cfg = small_config(Tie::all, output);
+      cfg.arch = arch;
+      cfg.encoder_kernels = cfg.decoder_kernels = "3,7";
+      at::manual_seed(5);
+      auto cpu = build_model(cfg);
+      auto gpu = build_model(cfg);
+      load_module_state(*gpu, module_state(*cpu), "cpu model");
+      gpu->to(cuda);
+      cpu->eval();
+      gpu->eval();
+      const Batch b = copy_batch(8, 10, 3);
+      const double on_cpu = batch_loss(*cpu, b, 0.1).loss.item<double>();
+      const double on_gpu = batch_loss(*gpu, batch_to_device(b, cuda), 0.1).loss.item<double>();
+      EXPECT_NEAR(on_gpu, on_cpu, 1e-4 * std::abs(on_cpu)) << arch << " " << name_of(output);
+      gpu->train();
+      std::vector<at::Tensor> params;
+      for (auto& p : gpu->parameters()) params.push_back(p);
+      FlatAdam opt(params, AdamOptions{});
+      const Batch train = batch_to_device(copy_batch(32, 10, 14), cuda);
+      auto loss_now = [&] {
+        compat::Autocast bf16(cuda, true);
+        return batch_loss(*gpu, train, 0.0);
+      };
+      const double first = loss_now().loss.item<double>();
+      for (int step = 0; step < 40; ++step) {
+        opt.zero_grad();
+        auto l = loss_now();
+        l.loss.backward();
+        opt.scale_grad(1.0 / double(l.tokens));
+        opt.clip_grad_norm(1.0);
+        opt.step(3e-3);
+      }
+      const double last = loss_now().loss.item<double>();
+      EXPECT_TRUE(std::isfinite(last)) << arch << " " << name_of(output);
+      EXPECT_LT(last, 0.8 * first) << arch << " " << name_of(output);
+    }
+  }
+}
+
 class CudaTieOutput : public ::testing::TestWithParam<std::tuple<Tie, Estimator>> {};
 
 TEST_P(CudaTieOutput, TrainsUnderBf16Autocast) {
