@@ -8,6 +8,9 @@
 #include <ATen/native/quantized/PackedParams.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "compat/torch.h"
 
@@ -36,6 +39,24 @@ inline bool use_int8_engine() {
 // FBGEMM (and X86) multiply u8·s8 pairs into int16 sums that can saturate on processors without
 // VNNI, so they keep one bit spare; oneDNN's default keeps all 8; QNNPACK ignores the flag.
 inline bool int8_reduce_range() { return at::globalContext().qEngine() != at::QEngine::ONEDNN; }
+
+// Whether bf16 matrix products run on the processor's own bf16 instructions (AVX512-BF16 or
+// AMX) through LibTorch's oneDNN (mkldnn) backend: there a product of bf16 operands was 1.5–3.5×
+// faster than OpenBLAS's fp32 one and 2–4× faster than the dynamic int8 linear at decoding shapes
+// (docs/performance.md), while elsewhere bf16 is emulated and slow. YOKE_INT8_KERNEL = bf16 | int8
+// overrides the choice (benchmarks, tests).
+inline bool bf16_products_are_native() {
+  static const bool native = [] {
+    if (const char* v = std::getenv("YOKE_INT8_KERNEL")) return std::string(v) == "bf16" && at::hasMKLDNN();
+    if (!at::hasMKLDNN()) return false;
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("flags", 0) == 0)
+        return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
+    return false;
+  }();
+  return native;
+}
 
 using Int8Packed = c10::intrusive_ptr<LinearPackedParamsBase>;
 

@@ -15,19 +15,28 @@ Int8Weight Int8Weight::quantize(const at::Tensor& w) {
 
 at::Tensor Int8Weight::dequantized() const { return values.to(at::kFloat) * scales.unsqueeze(1); }
 
-bool int8_available() { return compat::use_int8_engine(); }
+bool int8_available() { return compat::bf16_products_are_native() || compat::use_int8_engine(); }
 
 struct Int8Linear::Packed {
-  compat::Int8Packed params;
+  compat::Int8Packed params;        // the quantized engine's packed weight and bias
+  at::Tensor values16, scales, bias;  // bf16 kernel: the int8 values (exact in bf16), fp32 scales and bias
 };
 
 Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias) : out_(w.values.size(0)) {
   TORCH_CHECK(w.values.dim() == 2 && w.values.scalar_type() == at::kChar && w.scales.numel() == out_,
               "Int8Linear: int8 [N, K] values with N scales expected");
+  packed_ = std::make_shared<Packed>();
+  if (compat::bf16_products_are_native()) {
+    // The int8 values are whole numbers below 128, so bf16 (8 significant bits) holds them exactly;
+    // the row scales and the bias are applied in fp32 after the product.
+    packed_->values16 = w.values.to(at::kBFloat16).contiguous();
+    packed_->scales = w.scales.to(at::kFloat).contiguous();
+    if (bias.defined()) packed_->bias = bias.detach().to(at::kCPU, at::kFloat).contiguous();
+    return;
+  }
   if (!compat::use_int8_engine()) throw InputError("this LibTorch has no quantized engine for int8 decoding");
   auto q = at::_make_per_channel_quantized_tensor(w.values.contiguous(), w.scales.to(at::kDouble),
                                                   at::zeros({out_}, at::kLong), 0);
-  packed_ = std::make_shared<Packed>();
   packed_->params = compat::int8_prepack(q, bias.defined() ? bias.detach().to(at::kCPU, at::kFloat).contiguous() : bias);
 }
 
@@ -42,8 +51,18 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
   TORCH_CHECK(x.device().is_cpu(), "Int8Linear runs on the CPU only");
   auto sizes = x.sizes().vec();
   auto x2 = x.reshape({-1, sizes.back()}).to(at::kFloat).contiguous();
+  at::Tensor y;
+  if (packed_->values16.defined()) {
+    // bf16 kernel: activations rounded to bf16 (8 significant bits each), products accumulated in
+    // fp32 by oneDNN, the result rounded to bf16 once and scaled back in fp32.
+    y = at::linear(x2.to(at::kBFloat16), packed_->values16).to(at::kFloat).mul_(packed_->scales);
+    if (packed_->bias.defined()) y.add_(packed_->bias);
+    if (relu) y.relu_();
+    sizes.back() = out_;
+    return y.view(sizes);
+  }
   const bool reduce = compat::int8_reduce_range();
-  auto y = packed_->params->apply_dynamic(x2, reduce);
+  y = packed_->params->apply_dynamic(x2, reduce);
   // Not apply_dynamic_relu: LibTorch 1.13's oneDNN version returns the product without the relu
   // (tests/torch/test_quantize.cpp caught it).
   if (relu) y.relu_();
