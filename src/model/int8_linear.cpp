@@ -19,7 +19,7 @@ bool int8_available() { return compat::bf16_products_are_native() || compat::use
 
 struct Int8Linear::Packed {
   compat::Int8Packed params;        // the quantized engine's packed weight and bias
-  at::Tensor values16, scales, bias;  // bf16 kernel: the int8 values (exact in bf16), fp32 scales and bias
+  at::Tensor values16, bias;          // bf16 kernel: the dequantized weights in bf16, the fp32 bias
 };
 
 Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias) : out_(w.values.size(0)) {
@@ -27,10 +27,11 @@ Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias) : out_(w.val
               "Int8Linear: int8 [N, K] values with N scales expected");
   packed_ = std::make_shared<Packed>();
   if (compat::bf16_products_are_native()) {
-    // The int8 values are whole numbers below 128, so bf16 (8 significant bits) holds them exactly;
-    // the row scales and the bias are applied in fp32 after the product.
-    packed_->values16 = w.values.to(at::kBFloat16).contiguous();
-    packed_->scales = w.scales.to(at::kFloat).contiguous();
+    // The dequantized int8 weights, rounded to bf16 (8 significant bits: a relative error of at
+    // most 2⁻⁹, below the int8 step of 1/254 of the row's largest weight for all but the smallest
+    // weights), so that no pass over the output applies the row scales; the bias is added in fp32
+    // (distance's −½‖w‖² is large and must not lose bits).
+    packed_->values16 = w.dequantized().to(at::kBFloat16).contiguous();
     if (bias.defined()) packed_->bias = bias.detach().to(at::kCPU, at::kFloat).contiguous();
     return;
   }
@@ -54,8 +55,8 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
   at::Tensor y;
   if (packed_->values16.defined()) {
     // bf16 kernel: activations rounded to bf16 (8 significant bits each), products accumulated in
-    // fp32 by oneDNN, the result rounded to bf16 once and scaled back in fp32.
-    y = at::linear(x2.to(at::kBFloat16), packed_->values16).to(at::kFloat).mul_(packed_->scales);
+    // fp32 by oneDNN, the result rounded to bf16 once.
+    y = at::linear(x2.to(at::kBFloat16), packed_->values16).to(at::kFloat);
     if (packed_->bias.defined()) y.add_(packed_->bias);
     if (relu) y.relu_();
     sizes.back() = out_;

@@ -45,9 +45,10 @@ at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
 // at most half its row's step s_w = max|w_row| / 127, each activation by at most half the
 // activation step s_x = (max x − min x) / 255 (twice that where the engine keeps 7 bits,
 // compat::int8_reduce_range), so per output |Δ| ≤ Σ_k (|x_k|·s_w/2 + |w_k|·s_x + s_w·s_x/2),
-// plus fp32 summation error far below it. Where the int8 values are multiplied in bf16
-// (compat::bf16_products_are_native) each activation and the product are rounded to 8
-// significant bits instead, at most 2⁻⁹ of their size each: Σ_k |x_k|·|w_k| · 2⁻⁸ covers both.
+// plus fp32 summation error far below it. Where the dequantized weights are multiplied in bf16
+// (compat::bf16_products_are_native) each weight, each activation and the product are rounded
+// to 8 significant bits instead, at most 2⁻⁹ of their size each: Σ_k |x_k|·|w_k| · 2⁻⁷ covers
+// the three.
 // The sum of the two bounds holds on any processor, engine and kernel.
 TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   SKIP_WITHOUT_INT8();
@@ -59,6 +60,7 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   ASSERT_EQ(q.values.scalar_type(), at::kChar);
   EXPECT_LE(q.values.abs().max().item<int>(), 127);
   EXPECT_TRUE(at::allclose(q.dequantized(), w, 0, q.scales.max().item<double>() / 2 + 1e-7));
+  EXPECT_TRUE(q.dequantized()[7].eq(0).all().item<bool>());
   Int8Linear lin(q, b);
   const auto ref = at::linear(x, w, b), y = lin(x);
   ASSERT_EQ(y.sizes(), ref.sizes());
@@ -66,7 +68,7 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   const double s_x = (x.max() - x.min()).item<double>() / 255 * 2;                      // 7-bit case
   const auto x2 = x.reshape({-1, k});
   auto bound = x2.abs().sum(1, true) * s_w / 2 + (w.abs().sum(1) * s_x).unsqueeze(0) + double(k) * s_w * s_x / 2 +
-               at::matmul(x2.abs(), (w.abs() + s_w.t() / 2).t()) * std::ldexp(1.0, -8);
+               at::matmul(x2.abs(), (w.abs() + s_w.t() / 2).t()) * std::ldexp(1.0, -7);
   const auto err = (y.reshape({-1, n}) - ref.reshape({-1, n})).abs();
   EXPECT_TRUE((err <= bound + 1e-4).all().item<bool>()) << "worst excess " << (err - bound).max().item<double>();
   // It is a real product, not a copy of fp32: the error is small against the outputs' size.
