@@ -1,10 +1,11 @@
 // An int8 linear map for decoding on the CPU: y = x·Wᵀ + b with W stored as int8, one scale per
 // output row (symmetric, zero point 0), and x quantized on the fly at each call to uint8 with
 // one scale and zero point for the whole call (dynamic quantization), the products accumulated
-// in int32 and the result in fp32. It runs on LibTorch's quantized engine
-// (compat::use_int8_engine: oneDNN here, VNNI instructions where the processor has them) rather
-// than a kernel of yoke's own: at the shapes of a decoding step the engine was already 1.5–20×
-// faster than the fp32 OpenBLAS product (docs/performance.md, "int8 decoding").
+// in int32 and the result in fp32, on LibTorch's quantized engine (compat::use_int8_engine).
+// Where the processor multiplies bf16 natively (AVX512-BF16, AMX) the int8 weights are instead
+// dequantized once to bf16 and multiplied there: on such a machine the engine's dynamic int8
+// linear, with its quantize/dequantize around every call, made beam search slower than fp32,
+// and the bf16 products faster (docs/performance.md, "int8 decoding on the CPU").
 #pragma once
 #include <map>
 #include <memory>
