@@ -98,7 +98,8 @@ int cmd_translate(int argc, char** argv) {
   else write(std::cout);
   std::cerr << "translated " << lines.size() << " sentences in " << format_duration(bar.elapsed_s()) << " ("
             << (bar.elapsed_s() > 0 ? double(lines.size()) / bar.elapsed_s() : 0) << " sentences/s) with "
-            << m.checkpoint << std::endl;
+            << m.checkpoint << (m.int8 ? (m.model->uses_int8() ? " (int8)" : " (int8 weights, fp32 products)") : "")
+            << std::endl;
   return 0;
 }
 

@@ -8,6 +8,7 @@ int cmd_train(int argc, char** argv);
 int cmd_translate(int argc, char** argv);
 int cmd_score(int argc, char** argv);
 int cmd_average(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
 int cmd_params(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_align(int argc, char** argv);

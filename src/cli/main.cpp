@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"serve", yoke::cli::cmd_serve, "serve models over HTTP: JSON /translate, /generate, /health, /metrics"},
     {"score", yoke::cli::cmd_score, "BLEU, chrF and chrF++ exactly as sacreBLEU computes them"},
     {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
+    {"quantize", yoke::cli::cmd_quantize, "an int8 copy of a model for fast decoding on the CPU"},
     {"align", yoke::cli::cmd_align, "word-align tokenized parallel text (IBM-2 with a diagonal prior)"},
     {"pair", yoke::cli::cmd_pair, "pair source and target words for tie = shared-private"},
     {"experiment", yoke::cli::cmd_experiment, "run a grid of variants × seeds and write the report (table and pictures)"},

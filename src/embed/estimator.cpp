@@ -35,6 +35,21 @@ LogitParts logit_parts(Estimator e, const WordMatrix& u, const at::Tensor& h) {
   return p;
 }
 
+AffineLogits affine_logits(Estimator e, const WordMatrix& u) {
+  AffineLogits a;
+  a.matrix = u.full();
+  switch (e) {
+    case Estimator::dot: break;
+    case Estimator::l2:
+    case Estimator::cosine: a.matrix = a.matrix / u.row_norms().clamp_min(kNormFloor).unsqueeze(1); break;
+    case Estimator::square:
+      a.matrix = a.matrix / u.row_norms().square().clamp_min(kNormFloor * kNormFloor).unsqueeze(1);
+      break;
+    case Estimator::distance: a.bias = -0.5 * u.row_norms().square(); break;
+  }
+  return a;
+}
+
 at::Tensor estimator_lookup(Estimator e, const WordMatrix& m, const at::Tensor& ids) {
   auto rows = m.lookup(ids);
   if (e != Estimator::l2) return rows;

@@ -26,6 +26,17 @@ struct LogitParts {
 };
 LogitParts logit_parts(Estimator, const WordMatrix& output, const at::Tensor& h);
 
+// The same logits as one affine map of h, ℓ = h·Mᵀ + b, with the estimator's per-row scale
+// folded into the rows of the materialised matrix (M = diag(s)·W; a factored W is multiplied
+// out) and its bias kept apart (b = c, undefined where there is none). Decoding with an int8 M
+// (model/int8_linear.h) quantizes these effective rows, one scale per row, so every estimator
+// keeps its maths: the per-row scale of l2, cosine and square commutes with a per-row
+// quantization, and distance's −½‖w‖² stays an fp32 bias.
+struct AffineLogits {
+  at::Tensor matrix, bias;
+};
+AffineLogits affine_logits(Estimator, const WordMatrix& output);
+
 // The rows an input lookup reads: w_i, or w_i/‖w_i‖ under l2.
 at::Tensor estimator_lookup(Estimator, const WordMatrix& matrix, const at::Tensor& ids);
 

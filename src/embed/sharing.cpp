@@ -146,6 +146,7 @@ at::Tensor WordEmbeddings::embed_target(const at::Tensor& ids) const { return in
 LogitParts WordEmbeddings::logit_parts(const at::Tensor& h) const {
   return yoke::logit_parts(spec_.output, *use(*output_, path_output), h);
 }
+AffineLogits WordEmbeddings::affine_logits() const { return yoke::affine_logits(spec_.output, *output_); }
 at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *use(*output_, path_output), h); }
 
 }  // namespace yoke

@@ -68,6 +68,7 @@ class WordEmbeddings : public torch::nn::Module {
   at::Tensor embed_target(const at::Tensor& ids) const;
   at::Tensor logits(const at::Tensor& h) const;          // [N, d] → [N, V_tgt]
   LogitParts logit_parts(const at::Tensor& h) const;     // the same logits, unmultiplied (fused loss)
+  AffineLogits affine_logits() const;                   // the same logits as h·Mᵀ + b (int8 decoding)
 
   const EmbeddingSpec& spec() const { return spec_; }
   // The three roles; the same object where tied. source() is null for a language model.

@@ -21,14 +21,25 @@ at::Tensor MultiheadAttention::split_heads(const at::Tensor& x) const {
 }
 
 KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
-  auto kv = at::linear(memory, kv_weight, kv_bias).chunk(2, -1);
+  auto kv = (kv8_ ? (*kv8_)(memory) : at::linear(memory, kv_weight, kv_bias)).chunk(2, -1);
   return {split_heads(kv[0]), split_heads(kv[1])};
 }
 
 at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask) {
   auto ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
   ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
-  return at::linear(ctx, out_weight, out_bias);
+  return out8_ ? (*out8_)(ctx) : at::linear(ctx, out_weight, out_bias);
+}
+
+void MultiheadAttention::use_int8(const Int8Weights& weights, const std::string& prefix) {
+  q8_ = int8_linear(weights, prefix + "q_weight", q_bias);
+  kv8_ = int8_linear(weights, prefix + "kv_weight", kv_bias);
+  out8_ = int8_linear(weights, prefix + "out_weight", out_bias);
+  // One scale per output row, so the fused q/k/v rows are the q rows and the k/v rows as they are.
+  const auto& q = weights.at(prefix + "q_weight");
+  const auto& kv = weights.at(prefix + "kv_weight");
+  qkv8_ = std::make_shared<const Int8Linear>(
+      Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias}, 0));
 }
 
 at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {
@@ -36,7 +47,9 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
   // to a product over thousands of rows); a decoder, which runs one row per sentence a step,
   // concatenates them once per search and keeps them in its cache.
   at::Tensor w, b;
-  if (cache && cache->qkv_weight.defined()) {
+  if (qkv8_) {
+    // int8 decoding: the fused weight is packed once, by use_int8.
+  } else if (cache && cache->qkv_weight.defined()) {
     w = cache->qkv_weight;
     b = cache->qkv_bias;
   } else {
@@ -47,7 +60,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
       cache->qkv_bias = b;
     }
   }
-  auto qkv = at::linear(x, w, b).chunk(3, -1);
+  auto qkv = (qkv8_ ? (*qkv8_)(x) : at::linear(x, w, b)).chunk(3, -1);
   KeyValues kv{split_heads(qkv[1]), split_heads(qkv[2])};
   if (cache) {
     if (cache->k.defined()) {
@@ -61,7 +74,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
 }
 
 at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask) {
-  return attend(at::linear(x, q_weight, q_bias), memory, mask);
+  return attend(q8_ ? (*q8_)(x) : at::linear(x, q_weight, q_bias), memory, mask);
 }
 
 }  // namespace yoke

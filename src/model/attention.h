@@ -3,6 +3,7 @@
 // encoder's keys/values once per sentence (decoding caches them).
 #pragma once
 #include "compat/torch.h"
+#include "model/int8_linear.h"
 
 namespace yoke {
 
@@ -22,12 +23,16 @@ class MultiheadAttention : public torch::nn::Module {
   // Cross-attention of x [B, T, d] over precomputed memory keys/values.
   at::Tensor cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask);
   KeyValues project_memory(const at::Tensor& memory) const;  // [B, S, d] → heads
+  // From now on its products run with int8 weights (decoding on the CPU): weights[prefix +
+  // "q_weight"], [prefix + "kv_weight"], [prefix + "out_weight"]; the biases stay fp32.
+  void use_int8(const Int8Weights& weights, const std::string& prefix);
 
   at::Tensor q_weight, q_bias, kv_weight, kv_bias, out_weight, out_bias;
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, T, d] → [B, H, T, dh]
   at::Tensor attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask);
+  std::shared_ptr<const Int8Linear> q8_, kv8_, qkv8_, out8_;  // set by use_int8
   int64_t dim_, heads_;
   double dropout_;
 };

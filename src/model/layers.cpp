@@ -23,9 +23,15 @@ FeedForward::FeedForward(int64_t dim, int64_t hidden, double activation_dropout)
 }
 
 at::Tensor FeedForward::operator()(const at::Tensor& x) {
+  if (w1_8_) return (*w2_8_)((*w1_8_)(x, /*relu=*/true));  // decoding only: no dropout
   auto h = at::relu(at::linear(x, w1, b1));
   if (is_training() && activation_dropout_ > 0) h = at::dropout(h, activation_dropout_, true);
   return at::linear(h, w2, b2);
+}
+
+void FeedForward::use_int8(const Int8Weights& weights, const std::string& prefix) {
+  w1_8_ = int8_linear(weights, prefix + "w1", b1);
+  w2_8_ = int8_linear(weights, prefix + "w2", b2);
 }
 
 EncoderLayer::EncoderLayer(const LayerSpec& s, const std::optional<ConvBlockSpec>& conv) : spec_(s) {
@@ -48,6 +54,11 @@ at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& pad_mask
     return conv_->forward(z, pad_mask.defined() ? pad_mask.view({z.size(0), z.size(1), 1}).lt(0) : at::Tensor());
   });
   return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });
+}
+
+void EncoderLayer::use_int8(const Int8Weights& weights, const std::string& prefix) {
+  if (attn_) attn_->use_int8(weights, prefix + "self_attn.");
+  ffn_->use_int8(weights, prefix + "ffn.");
 }
 
 DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention, const std::optional<ConvBlockSpec>& conv)
@@ -80,6 +91,12 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, const at::Tensor& self_mas
     });
   }
   return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });
+}
+
+void DecoderLayer::use_int8(const Int8Weights& weights, const std::string& prefix) {
+  if (self_) self_->use_int8(weights, prefix + "self_attn.");
+  if (cross_) cross_->use_int8(weights, prefix + "cross_attn.");
+  ffn_->use_int8(weights, prefix + "ffn.");
 }
 
 at::Tensor sinusoidal_positions(int64_t max_len, int64_t dim) {

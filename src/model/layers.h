@@ -26,9 +26,12 @@ class FeedForward : public torch::nn::Module {
  public:
   FeedForward(int64_t dim, int64_t hidden, double activation_dropout);
   at::Tensor operator()(const at::Tensor& x);
+  // int8 products from weights[prefix + "w1"] and [prefix + "w2"] (see MultiheadAttention).
+  void use_int8(const Int8Weights& weights, const std::string& prefix);
   at::Tensor w1, b1, w2, b2;
 
  private:
+  std::shared_ptr<const Int8Linear> w1_8_, w2_8_;
   double activation_dropout_;
 };
 
@@ -54,6 +57,9 @@ class EncoderLayer : public torch::nn::Module {
  public:
   explicit EncoderLayer(const LayerSpec& spec, const std::optional<ConvBlockSpec>& conv = std::nullopt);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& pad_mask);
+  // int8 products for the attention and feed-forward weights under `prefix` ("encoder0.");
+  // a convolution block keeps its fp32 products.
+  void use_int8(const Int8Weights& weights, const std::string& prefix);
 
  private:
   LayerSpec spec_;
@@ -73,6 +79,7 @@ class DecoderLayer : public torch::nn::Module {
                      const at::Tensor& memory_mask, KeyValues* self_cache = nullptr, at::Tensor* conv_buffer = nullptr);
   KeyValues project_memory(const at::Tensor& memory) const { return cross_->project_memory(memory); }
   bool has_cross() const { return static_cast<bool>(cross_); }
+  void use_int8(const Int8Weights& weights, const std::string& prefix);  // as EncoderLayer's
 
  private:
   LayerSpec spec_;

@@ -77,6 +77,36 @@ Transformer::Transformer(const ModelSpec& m, const EmbeddingSpec& e) : spec_(m) 
     positions_ = register_buffer("positions", sinusoidal_positions(m.max_positions, m.layer.dim));
 }
 
+// The layer weights quantize_int8 covers: attention and feed-forward products, not the
+// convolution blocks (self_conv) nor the word matrices.
+static bool int8_layer_weight(const std::string& name) {
+  if (name.rfind("embeddings.", 0) == 0 || name.find("self_conv.") != std::string::npos) return false;
+  for (const char* end : {".q_weight", ".kv_weight", ".out_weight", ".ffn.w1", ".ffn.w2"}) {
+    const std::string e = end;
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return false;
+}
+
+Int8Weights Transformer::quantize_int8() const {
+  at::NoGradGuard no_grad;
+  Int8Weights out;
+  for (const auto& p : named_parameters(true))
+    if (int8_layer_weight(p.key())) out[p.key()] = Int8Weight::quantize(p.value());
+  out["output"] = Int8Weight::quantize(embeddings->affine_logits().matrix);
+  return out;
+}
+
+void Transformer::use_int8(const Int8Weights& weights) {
+  at::NoGradGuard no_grad;
+  // Under cross_layer the stack repeats its first layer, registered once as "encoder0".
+  for (size_t i = 0; i < encoder_.size(); ++i)
+    if (i == 0 || encoder_[i] != encoder_[0]) encoder_[i]->use_int8(weights, "encoder" + std::to_string(i) + ".");
+  for (size_t i = 0; i < decoder_.size(); ++i)
+    if (i == 0 || decoder_[i] != decoder_[0]) decoder_[i]->use_int8(weights, "decoder" + std::to_string(i) + ".");
+  output8_ = int8_linear(weights, "output", embeddings->affine_logits().bias);
+}
+
 at::Tensor padding_mask(const at::Tensor& ids, int64_t pad_id) {
   auto mask = at::zeros(ids.sizes(), ids.options().dtype(at::kFloat));
   mask.masked_fill_(ids.eq(pad_id), -std::numeric_limits<float>::infinity());

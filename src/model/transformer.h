@@ -52,7 +52,16 @@ class Transformer : public torch::nn::Module {
   // Incremental decoding: one token per row, returns hidden [N, d].
   DecoderState start(const EncoderOutput* enc);
   at::Tensor step(const at::Tensor& tokens, DecoderState& state);
-  at::Tensor logits(const at::Tensor& h) const { return embeddings->logits(h); }
+  at::Tensor logits(const at::Tensor& h) const { return output8_ ? (*output8_)(h) : embeddings->logits(h); }
+
+  // int8 decoding on the CPU (model/int8_linear.h). quantize_int8 quantizes, one scale per row,
+  // every attention and feed-forward weight of the layers (by parameter name) and, as "output",
+  // the effective output matrix of the estimator (WordEmbeddings::affine_logits); embeddings,
+  // norms, biases and convolution blocks stay fp32. use_int8 makes those products int8 from
+  // then on; the fp32 parameters are left as they are.
+  Int8Weights quantize_int8() const;
+  void use_int8(const Int8Weights& weights);
+  bool uses_int8() const { return static_cast<bool>(output8_); }
 
   const ModelSpec& spec() const { return spec_; }
   std::shared_ptr<WordEmbeddings> embeddings;
@@ -67,6 +76,7 @@ class Transformer : public torch::nn::Module {
   std::vector<std::shared_ptr<DecoderLayer>> decoder_;
   std::shared_ptr<LayerNorm> encoder_norm_, decoder_norm_;  // pre-norm only
   at::Tensor positions_;  // sinusoidal buffer or learned parameter
+  std::shared_ptr<const Int8Linear> output8_;  // set by use_int8
 };
 
 // Additive masks.

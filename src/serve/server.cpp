@@ -95,7 +95,8 @@ class Server {
               metrics_.count_batch(sentences);
             });
       }
-      log_("loaded " + m.name + " (" + name_of(served->loaded.config.task) + ") from " + served->loaded.checkpoint);
+      log_("loaded " + m.name + " (" + name_of(served->loaded.config.task) +
+           (served->loaded.int8 ? ", int8" : "") + ") from " + served->loaded.checkpoint);
       models_[m.name] = std::move(served);
     }
     metrics_.set_queue_length_source([this] {

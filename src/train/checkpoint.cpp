@@ -24,6 +24,7 @@ std::string dtype_name(at::ScalarType t) {
     case at::kInt: return "i32";
     case at::kBFloat16: return "bf16";
     case at::kHalf: return "f16";
+    case at::kChar: return "i8";
     default: throw std::runtime_error("checkpoint: unsupported tensor type");
   }
 }
@@ -35,6 +36,7 @@ at::ScalarType dtype_from(const std::string& s) {
   if (s == "i32") return at::kInt;
   if (s == "bf16") return at::kBFloat16;
   if (s == "f16") return at::kHalf;
+  if (s == "i8") return at::kChar;
   throw std::runtime_error("unknown tensor type " + s);
 }
 

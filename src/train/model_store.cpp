@@ -4,6 +4,7 @@
 
 #include "align/pair_data.h"
 #include "train/checkpoint.h"
+#include "train/int8_model.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -58,6 +59,9 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   // Training copies the pair file into the model directory: the model needs nothing else.
   if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
   m.model = build_model(m.config, dir);
+  const bool int8 = m.int8 = is_int8_checkpoint(ckpt);
+  Int8Weights int8_weights;
+  if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);
   std::map<std::string, at::Tensor> weights;
   for (auto& [name, t] : ckpt.tensors)
     if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
@@ -66,6 +70,10 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   if (where.is_cuda()) compat::allow_tf32();
   m.model->to(where);
   m.model->eval();
+  // An int8 model decodes with int8 products on a CPU with a quantized engine; elsewhere (a GPU)
+  // it runs in fp32 on the dequantized weights loaded above, which give the same numbers up to
+  // the activations' rounding.
+  if (int8 && !where.is_cuda() && int8_available()) m.model->use_int8(int8_weights);
   m.tgt_vocab = Vocab::load(target_vocab_path(dir));
   m.src_vocab = m.config.task == Task::lm ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
   return m;

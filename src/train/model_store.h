@@ -14,6 +14,7 @@ struct LoadedModel {
   std::shared_ptr<Transformer> model;
   Vocab src_vocab, tgt_vocab;  // the same model file when the vocabulary is joint (or an LM)
   std::string checkpoint;      // the file the weights came from
+  bool int8 = false;           // an int8 model (`yoke quantize`, train/int8_model.h)
 };
 
 // A fresh, randomly initialised model for a config (vocabulary sizes must be set).

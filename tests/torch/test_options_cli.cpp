@@ -111,7 +111,7 @@ TEST(OptionsCli, UsageErrorsNameTheCommandAndOption) {
 
 TEST(OptionsCli, EveryCommandHasHelp) {
   for (const char* command : {"demo", "prepare", "train", "translate", "score", "average", "align", "pair", "experiment",
-                              "compare", "analyze", "inspect", "eval-lm", "generate", "params", "score-pairs"}) {
+                              "compare", "analyze", "inspect", "eval-lm", "generate", "params", "score-pairs", "quantize"}) {
     const std::string help = output_of({YOKE_BINARY, command, "--help"});
     EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n\n", 0), 0u) << help;
     EXPECT_NE(help.find("  -h, --help"), std::string::npos) << command;
