@@ -222,6 +222,7 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
   const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
   ReportInput in;
   in.title = grid.title;
+  in.overrides = overrides;
   in.baseline = grid.baseline;
   if (!grid.variants.empty() && grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == Task::lm)
     in.metric = "ppl";

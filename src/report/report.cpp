@@ -746,11 +746,18 @@ std::string now_utc() {
   return buf;
 }
 
+std::string overrides_line(const std::vector<std::string>& overrides) {
+  std::string line = "Every run with these settings in place of the grid's:";
+  for (const auto& o : overrides) line += " " + o;
+  return line + ".";
+}
+
 }  // namespace
 
 std::string report_markdown(const json& report, const ReportInput& in) {
   std::string md;
   if (!in.title.empty()) md += "# " + md_escape(in.title) + "\n\n";
+  if (!in.overrides.empty()) md += md_escape(overrides_line(in.overrides)) + "\n\n";
   const auto tables = report_tables(report, in, false);
   for (size_t i = 0; i < tables.size(); ++i) md += (i ? "\n" : "") + markdown_table(tables[i]);
   return md;
@@ -823,6 +830,7 @@ std::string report_html(const json& report, const ReportInput& in, const std::st
       "footer{margin-top:2em;font-size:0.8em;color:#777;border-top:1px solid #ddd;padding-top:0.5em;}\n"
       "</style>\n</head>\n<body>\n<h1>" +
       html_escape(title) + "</h1>\n";
+  if (!in.overrides.empty()) h += "<p class=\"legend\">" + html_escape(overrides_line(in.overrides)) + "</p>\n";
   for (const auto& t : report_tables(report, in, true)) h += html_table(t, report);
   for (const auto& [caption, path] : in.pictures) {
     h += "<figure>\n<img src=\"" + html_escape(path) + "\" alt=\"" + html_escape(caption) +
@@ -841,7 +849,7 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
     throw input_error(dir, 0, "cannot create directory: " + ec.message());
   }
   const json report = build_report(in);
-  const json wrapped = {{"title", in.title},       {"baseline", in.baseline},
+  const json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
                         {"metric", in.metric},     {"test_names", test_names(in)},
                         {"generated", now_utc()},  {"variants", report}};
   write_json(dir + "/report.json", wrapped);

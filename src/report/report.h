@@ -22,6 +22,9 @@ struct RunResult {
 
 struct ReportInput {
   std::string title;
+  // Settings that replaced the grid's for every run (`yoke experiment --set`), said under the
+  // title so that a title written for other settings does not mislead.
+  std::vector<std::string> overrides;
   std::string baseline;                   // variant name
   std::vector<std::string> variant_order; // empty: order of first appearance in runs
   std::vector<RunResult> runs;

@@ -657,6 +657,22 @@ TEST(Report, HtmlIsSelfContained) {
   EXPECT_EQ(html.find("<strong>1h30m"), std::string::npos);  // all equal: nothing is best
 }
 
+TEST(Report, OverriddenSettingsAreSaidUnderTheTitle) {
+  Grid g = make_grid("overrides");
+  const nlohmann::json r = build_report(g.input, 200);
+  EXPECT_EQ(report_markdown(r, g.input).find("in place of the grid's"), std::string::npos);  // none given
+  g.input.overrides = {"max_minutes=0", "max_updates=300"};
+  const std::string md = report_markdown(r, g.input);
+  const size_t line = md.find("Every run with these settings in place of the grid's: max_minutes=0 max_updates=300.");
+  ASSERT_NE(line, std::string::npos) << md;
+  EXPECT_LT(md.find("# Tie schemes"), line);
+  EXPECT_LT(line, md.find("| Variant"));  // before the tables
+  EXPECT_NE(report_html(r, g.input).find("max_minutes=0 max_updates=300.</p>"), std::string::npos);
+  write_report(g.dir + "/out-overrides", g.input);
+  const auto j = nlohmann::json::parse(read_file(g.dir + "/out-overrides/report.json"));
+  EXPECT_EQ(j["overrides"], nlohmann::json({"max_minutes=0", "max_updates=300"}));
+}
+
 TEST(Report, WriteReportWritesFourFiles) {
   const Grid g = make_grid("write");
   const std::string out = g.dir + "/out/nested";
