@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Load test of `yoke serve` on loopback (127.0.0.1 only): starts the server on a free port, sends
-# a bounded number of requests from concurrent connections (bench/serve_load.py), twice — the
+# a bounded number of requests from concurrent connections (bench/serve_load.py), twice (RUNS=N: N times) — the
 # second run shows whether the server's memory stays flat —, then stops it with SIGTERM.
 #   bash bench/serve_load.sh MODEL_DIR SOURCE_FILE [REQUESTS] [CONNECTIONS] [BEAM]
 set -euo pipefail
@@ -12,8 +12,8 @@ PID=$!
 trap 'kill -TERM $PID 2>/dev/null || true; rm -f "$LOG"' EXIT
 for _ in $(seq 600); do grep -q "listening on" "$LOG" && break; kill -0 $PID 2>/dev/null || { cat "$LOG"; exit 1; }; sleep 0.1; done
 PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$LOG" | cut -d: -f2)
-echo "yoke serve pid $PID port $PORT; $REQUESTS requests × 2 from $CONNECTIONS connections, beam $BEAM"
-for run in 1 2; do
+echo "yoke serve pid $PID port $PORT; $REQUESTS requests × ${RUNS:-2} from $CONNECTIONS connections, beam $BEAM"
+for run in $(seq "${RUNS:-2}"); do
   echo "--- run $run"
   python3 "$HERE/serve_load.py" --port "$PORT" --input "$SRC" --requests "$REQUESTS" --connections "$CONNECTIONS" \
       --beam "$BEAM" --pid "$PID"
