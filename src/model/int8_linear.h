@@ -25,6 +25,9 @@ struct Int8Weight {
 // Names (a model's parameter names, or "output" for the effective output matrix) → weights.
 using Int8Weights = std::map<std::string, Int8Weight>;
 
+// The row count the bf16 kernel pads `rows` to (≥ rows; few distinct values, see Int8Linear).
+int64_t row_bucket(int64_t rows);
+
 // True when this LibTorch has a quantized engine for the CPU (and makes it the current one).
 bool int8_available();
 

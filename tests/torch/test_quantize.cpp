@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "cli_helpers.h"
 #include "decode/force_decode.h"
@@ -75,6 +76,22 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   EXPECT_LT(err.max().item<double>(), 0.05 * ref.abs().max().item<double>());
   // With relu: the same numbers, clamped at zero.
   EXPECT_TRUE(at::allclose(lin(x, true), at::relu(y), 0, 1e-5));
+}
+
+// The bf16 kernel pads its rows to row_bucket(rows) so that oneDNN sees few shapes: never fewer
+// rows than asked, little padding, and few distinct sizes over every row count a beam search or
+// an encoder batch makes.
+TEST(Int8, RowBucketsAreFewAndPadLittle) {
+  std::set<int64_t> sizes;
+  for (int64_t rows = 1; rows <= 4096; ++rows) {
+    const int64_t b = row_bucket(rows);
+    ASSERT_GE(b, rows);
+    if (rows <= 64) EXPECT_LT(b - rows, 8) << rows;
+    else EXPECT_LT(double(b - rows), 0.25 * double(rows)) << rows;
+    EXPECT_EQ(row_bucket(b), b) << "a bucket is its own bucket: " << b;
+    sizes.insert(b);
+  }
+  EXPECT_LE(sizes.size(), 40u);
 }
 
 // ℓ = h·Mᵀ + b with M, b from affine_logits is exactly what the estimator computes, for every
