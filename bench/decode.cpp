@@ -1,12 +1,13 @@
 // yoke's side of bench/decode.sh, the decoding benchmark in the shape of CTranslate2's: beam 4,
 // batches of 32 sentences, target tokens per second, model loading excluded.
 //   yoke_bench_decode --model DIR --input FILE [--sentences N] [--beam 4] [--batch 32]
-//                     [--threads T] [--name NAME] [--src-ids-out FILE] [--hyp-ids-out FILE] [--hyp-out FILE]
+//                     [--threads T] [--workers W] [--name NAME] [--src-ids-out FILE] [--hyp-ids-out FILE] [--hyp-out FILE]
 // Loads the model (an fp32 or an int8 directory, as `yoke translate` does), turns the input lines
 // into subword ids, sorts them by length (longest first, stable) and cuts them into batches of
 // --batch sentences; then, timed, runs beam search over every batch (after one untimed warm-up
 // batch, which every implementation in bench/decode.sh gets too). Subword encoding and decoding
-// are outside the timing, as is loading. Target tokens = the subwords of the best hypotheses,
+// are outside the timing, as is loading. --workers W decodes W batches at once, each on
+// T / W threads (decode/parallel_batches.h). Target tokens = the subwords of the best hypotheses,
 // without eos. --src-ids-out writes the sources' ids (input order, one line each: what the
 // PyTorch reference decodes), --hyp-ids-out the output ids, --hyp-out the detokenized output.
 // Prints one JSON object on its last line.
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decode/parallel_batches.h"
 #include "decode/search.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
@@ -45,7 +47,7 @@ void write_ids(const std::string& path, const std::vector<std::vector<int>>& ids
 int main(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
   std::string model_dir, input, name, src_ids_out, hyp_ids_out, hyp_out;
-  int sentences = 0, beam = 4, batch = 32, threads = 0;
+  int sentences = 0, beam = 4, batch = 32, threads = 0, workers = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--model") model_dir = v;
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     else if (k == "--beam") beam = std::atoi(v.c_str());
     else if (k == "--batch") batch = std::atoi(v.c_str());
     else if (k == "--threads") threads = std::atoi(v.c_str());
+    else if (k == "--workers") workers = std::atoi(v.c_str());
     else if (k == "--name") name = v;
     else if (k == "--src-ids-out") src_ids_out = v;
     else if (k == "--hyp-ids-out") hyp_ids_out = v;
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
     };
     run(batches.back());  // warm-up, untimed
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& b : batches) run(b);
+    run_batches(batches.size(), workers, [&](size_t b) { run(batches[b]); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     int64_t tokens = 0;
     for (const auto& s : out) tokens += int64_t(s.size());
@@ -109,6 +112,7 @@ int main(int argc, char** argv) {
                         {"tokens_per_s", double(tokens) / seconds},
                         {"sentences_per_s", double(sources.size()) / seconds},
                         {"threads", threads},
+                        {"workers", workers},
                         {"int8", m.int8 && m.model->uses_int8()},
                         {"blas_kernels", blas_kernel_name()},
                         {"peak_rss_mb", double(u.ru_maxrss) / 1024.0}};

@@ -7,23 +7,26 @@
 # The reference's output ids are compared with yoke fp32's (the same model and search should give
 # the same translations) and BLEU of the yoke rows is scored against the references.
 #
-#   bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T]
+#   bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T] [--workers W]
 #       MODEL_DIR: a trained fp32 model (tie all, dot, as configs/multi30k-ende.conf for the reference)
 #       DATA_DIR:  its `yoke prepare` directory with test.TEST_NAME.src.txt / .tgt.txt (default flickr2016)
+#       --workers: batches yoke decodes at once, each on T / W threads (`yoke translate --workers`).
+#                  Default 1, as the PyTorch reference decodes: one batch at a time on T threads
 # Prints a Markdown table; the last line is one JSON object with every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model=${1:?usage: bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T]}
-data=${2:?usage: bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T]}
+model=${1:?usage: bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T] [--workers W]}
+data=${2:?usage: bench/decode.sh MODEL_DIR DATA_DIR [TEST_NAME] [--sentences N] [--rounds R] [--threads T] [--workers W]}
 shift 2
 test_name=flickr2016
 [ $# -gt 0 ] && [ "${1#--}" = "$1" ] && { test_name=$1; shift; }
-sentences=0 rounds=3 threads=$(nproc)
+sentences=0 rounds=3 threads=$(nproc) workers=1
 while [ $# -gt 0 ]; do
   case $1 in
     --sentences) sentences=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -40,11 +43,11 @@ kernels=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1
 build/yoke_bench_decode --model "$model" "${common[@]}" --src-ids-out "$out/src.ids" >/dev/null 2>&1 || true
 have_torch=1
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { have_torch=0; echo "note: python3 cannot import torch (Debian python3-torch); the PyTorch row is left out" >&2; }
-echo "bench: $(nproc) cores, $threads threads, beam 4, batch 32, $rounds rounds, OpenBLAS kernels ${kernels:-(not OpenBLAS)}" >&2
+echo "bench: $(nproc) cores, $threads threads, $workers yoke workers, beam 4, batch 32, $rounds rounds, OpenBLAS kernels ${kernels:-(not OpenBLAS)}" >&2
 for r in $(seq "$rounds"); do
   echo "  round $r" >&2
-  build/yoke_bench_decode --model "$model" "${common[@]}" --hyp-ids-out "$out/fp32.ids" --hyp-out "$out/fp32.txt" | tail -n 1 >>"$out/results.jsonl"
-  build/yoke_bench_decode --model "$out/int8" "${common[@]}" --hyp-ids-out "$out/int8.ids" --hyp-out "$out/int8.txt" | tail -n 1 >>"$out/results.jsonl"
+  build/yoke_bench_decode --model "$model" "${common[@]}" --workers "$workers" --hyp-ids-out "$out/fp32.ids" --hyp-out "$out/fp32.txt" | tail -n 1 >>"$out/results.jsonl"
+  build/yoke_bench_decode --model "$out/int8" "${common[@]}" --workers "$workers" --hyp-ids-out "$out/int8.ids" --hyp-out "$out/int8.txt" | tail -n 1 >>"$out/results.jsonl"
   if [ "$have_torch" = 1 ]; then
     # The reference gets yoke's OpenMP wait policy and BLAS kernels, so its products run the same code.
     env OMP_WAIT_POLICY=PASSIVE ${kernels:+OPENBLAS_CORETYPE=$kernels} /usr/bin/python3 bench/decode_reference.py \

@@ -12,6 +12,9 @@ struct SearchOptions {
   double lenpen = 1.0;     // hypothesis score = log p / length^lenpen (length counts eos)
   double max_len_a = 1.2;  // at most a·source_length + b target tokens
   int max_len_b = 10;
+  // Batches decoded at once, each on its own thread, by translate_ids and its kin (CPU only; a
+  // search itself ignores it): decode/parallel_batches.h.
+  int workers = 1;
 };
 
 // src [B, S] (ids + eos, right-padded). Returns the best target ids per row, without eos.

@@ -18,6 +18,28 @@ const char* blas_kernel_name() {
 
 namespace {
 
+// OpenBLAS's thread-count functions, looked up at run time as openblas_get_corename is.
+using GetThreads = int (*)();
+using SetThreads = void (*)(int);
+GetThreads blas_get_threads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
+SetThreads blas_set_threads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
+
+}  // namespace
+
+BlasThreadsOverride::BlasThreadsOverride(int threads) {
+  const auto get = blas_get_threads();
+  const auto set = blas_set_threads();
+  if (!get || !set) return;
+  before_ = get();
+  set(threads);
+}
+
+BlasThreadsOverride::~BlasThreadsOverride() {
+  if (before_ > 0) blas_set_threads()(before_);
+}
+
+namespace {
+
 bool blas_on_generic_kernels_of_a_newer_cpu() {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;

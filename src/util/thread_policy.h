@@ -25,4 +25,18 @@ void use_fast_math_library_settings(char** argv);
 // products are not OpenBLAS's.
 const char* blas_kernel_name();
 
+// Sets the size of OpenBLAS's thread pool for its lifetime and restores the size it found; does
+// nothing when the matrix products are not OpenBLAS's. The pool is OpenBLAS's own (pthreads), so
+// LibTorch's at::set_num_threads does not reach it.
+class BlasThreadsOverride {
+ public:
+  explicit BlasThreadsOverride(int threads);
+  ~BlasThreadsOverride();
+  BlasThreadsOverride(const BlasThreadsOverride&) = delete;
+  BlasThreadsOverride& operator=(const BlasThreadsOverride&) = delete;
+
+ private:
+  int before_ = 0;  // 0: nothing to restore
+};
+
 }  // namespace yoke

@@ -1,0 +1,56 @@
+#include "decode/parallel_batches.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "util/thread_policy.h"
+
+namespace yoke {
+
+void run_batches(size_t count, int workers, const std::function<void(size_t)>& decode,
+                 const std::function<void(size_t)>& done) {
+  workers = int(std::min<size_t>(size_t(std::max(1, workers)), count));
+  if (workers <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      decode(i);
+      if (done) done(i);
+    }
+    return;
+  }
+  const int threads = at::get_num_threads(), intra = std::max(1, threads / workers);
+  BlasThreadsOverride one_blas_thread(1);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex mu;
+  auto work = [&] {
+    // LibTorch's thread count is per thread under OpenMP: a new thread starts from the default.
+    at::set_num_threads(intra);
+    for (size_t i; !failed && (i = next++) < count;) {
+      try {
+        decode(i);
+        if (done) {
+          std::lock_guard<std::mutex> lock(mu);
+          done(i);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  at::set_num_threads(threads);  // the workers' calls changed the default that new threads take
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace yoke

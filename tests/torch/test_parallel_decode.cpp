@@ -1,0 +1,97 @@
+// Decoding batches on several worker threads (decode/parallel_batches.h, `translate --workers`):
+// every batch exactly once, errors reach the caller, and the translations are those of one worker.
+#include <gtest/gtest.h>
+
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <stdexcept>
+#include <vector>
+
+#include "decode/parallel_batches.h"
+#include "decode/translator.h"
+#include "tiny_model.h"
+#include "train/model_store.h"
+#include "util/thread_policy.h"
+
+using namespace yoke;
+using namespace yoke::test;
+
+TEST(ParallelBatches, EveryBatchOnceAndProgressOneAtATime) {
+  for (int workers : {1, 3, 8}) {
+    const size_t count = 50;
+    std::vector<std::atomic<int>> seen(count);
+    std::vector<size_t> order;
+    std::atomic<int> in_done{0};
+    int done_calls = 0;
+    run_batches(
+        count, workers, [&](size_t i) { ++seen[i]; },
+        [&](size_t i) {
+          EXPECT_EQ(in_done.fetch_add(1), 0) << "done() called from two threads at once";
+          order.push_back(i);
+          ++done_calls;
+          --in_done;
+        });
+    for (size_t i = 0; i < count; ++i) EXPECT_EQ(seen[i].load(), 1) << "batch " << i << ", workers " << workers;
+    EXPECT_EQ(done_calls, int(count));
+    if (workers == 1)
+      for (size_t i = 0; i < count; ++i) EXPECT_EQ(order[i], i) << "one worker runs the batches in order";
+  }
+}
+
+TEST(ParallelBatches, TheFirstErrorReachesTheCaller) {
+  std::atomic<int> ran{0};
+  EXPECT_THROW(run_batches(
+                   1000, 2,
+                   [&](size_t i) {
+                     ++ran;
+                     if (i == 7) throw std::runtime_error("batch 7 failed");
+                     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a batch takes time
+                   }),
+               std::runtime_error);
+  // The workers stop taking batches after the error: all 1000 would take 500 ms on 2 workers; a
+  // bound of half of them holds unless the failing thread stalls for a quarter of a second.
+  EXPECT_LT(ran.load(), 500);
+  // LibTorch's thread count is what it was before.
+  const int threads = at::get_num_threads();
+  run_batches(4, 2, [](size_t) {});
+  EXPECT_EQ(at::get_num_threads(), threads);
+}
+
+// With one thread per operator and one BLAS thread, a batch is decoded by the same code whichever
+// worker takes it, so the translations and their scores are exactly those of one worker.
+TEST(ParallelBatches, WorkersTranslateAsOneWorkerDoes) {
+  at::manual_seed(21);
+  auto model = build_model(tiny_config(Tie::all, Estimator::dot));
+  model->eval();
+  at::manual_seed(22);
+  std::vector<std::vector<int>> sources;
+  for (int i = 0; i < 40; ++i) {
+    auto ids = at::randint(4, 24, {at::randint(1, 12, {1}).item<int64_t>()}, at::kLong);
+    std::vector<int> s;
+    for (int64_t j = 0; j < ids.size(0); ++j) s.push_back(int(ids[j].item<int64_t>()));
+    sources.push_back(s);
+  }
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  BlasThreadsOverride one_blas_thread(1);
+  SearchOptions o;
+  o.beam = 4;
+  const int budget = 4 * 30;  // a few sentences a batch: many batches
+  const auto one = translate_ids_nbest(*model, sources, o, 2, budget);
+  for (int workers : {2, 3}) {
+    o.workers = workers;
+    const auto many = translate_ids_nbest(*model, sources, o, 2, budget);
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      ASSERT_EQ(many[i].size(), one[i].size()) << i;
+      for (size_t h = 0; h < one[i].size(); ++h) {
+        EXPECT_EQ(many[i][h].tokens, one[i][h].tokens) << "sentence " << i << ", workers " << workers;
+        EXPECT_EQ(many[i][h].score, one[i][h].score) << "sentence " << i << ", workers " << workers;
+      }
+    }
+  }
+  at::set_num_threads(threads);
+}
