@@ -1,10 +1,14 @@
 // `yoke serve`: translation and language models behind an HTTP server with a JSON API.
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "compat/torch.h"
 #include "serve/server.h"
 #include "util/error.h"
+#include "util/thread_policy.h"
 
 namespace yoke::cli {
 
@@ -46,6 +50,10 @@ int cmd_serve(int argc, char** argv) {
       ->capture_default_str();
   add_value(cmd, "--max-beam", o.max_beam, "N", "largest beam a request may ask for")->capture_default_str();
   add_value(cmd, "--http-threads", o.http_threads, "N", "connections served at once")->capture_default_str();
+  int workers = 0;
+  add_value(cmd, "--workers", workers, "W",
+            "batches decoded at once per model on the CPU, each on --threads / W threads")
+      ->default_str("one per core on the CPU, 1 on a GPU");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
@@ -55,6 +63,13 @@ int cmd_serve(int argc, char** argv) {
                              {"--http-threads", o.http_threads}, {"--batch-tokens", o.batching.batch_tokens}})
     if (value < (std::string(name) == "--batch-window-ms" ? 0 : 1))
       throw InputError(std::string(name) + " must be " + (std::string(name) == "--batch-window-ms" ? "0 or more" : "at least 1"));
+  if (workers < 0) throw InputError("--workers must be at least 1");
+  if (workers == 0)
+    workers = compat::device_from_name(device).is_cpu() ? (*threads_given ? threads : int(std::max(1u, std::thread::hardware_concurrency()))) : 1;
+  o.batching.workers = workers;
+  // Workers decode one thread each: OpenBLAS's own pool would run each one's products on every core.
+  std::optional<BlasThreadsOverride> one_blas_thread;
+  if (workers > 1) one_blas_thread.emplace(1);
   if (o.port < 0 || o.port > 65535) throw InputError("--port must be in [0, 65535]");
   o.device = device;
   o.batching.window = std::chrono::milliseconds(window_ms);

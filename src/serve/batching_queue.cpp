@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <ATen/Parallel.h>
+
 #include "decode/translator.h"
 
 namespace yoke::serve {
@@ -9,7 +11,14 @@ namespace yoke::serve {
 BatchingQueue::BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
                              std::function<void(size_t, size_t)> on_batch)
     : model_(model), model_mutex_(model_mutex), limits_(limits), on_batch_(std::move(on_batch)) {
-  worker_ = std::thread([this] { work(); });
+  const int n = std::max(1, limits_.workers);
+  // LibTorch's thread count is per thread under OpenMP: each worker takes its share of the threads.
+  const int intra = std::max(1, at::get_num_threads() / n);
+  for (int w = 0; w < n; ++w)
+    workers_.emplace_back([this, intra, n] {
+      if (n > 1) at::set_num_threads(intra);
+      work();
+    });
 }
 
 BatchingQueue::~BatchingQueue() { stop(); }
@@ -20,7 +29,8 @@ void BatchingQueue::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
 }
 
 size_t BatchingQueue::queued_sentences() const {
@@ -66,6 +76,7 @@ void BatchingQueue::work() {
       // Wait for company until the window closes or the budget is full (never while stopping).
       const auto deadline = queue_.front().arrived + limits_.window;
       auto full = [&] {
+        if (queue_.empty()) return true;  // another worker took them
         size_t tokens = 0;
         for (const auto& p : queue_)
           if (same_search(p, queue_.front())) tokens += cost(p);
@@ -82,12 +93,15 @@ void BatchingQueue::work() {
         batch.push_back(std::move(*it));
         it = queue_.erase(it);
       }
+      if (batch.empty()) continue;  // another worker took them while this one waited
     }
     std::vector<std::vector<int>> sources;
     for (const auto& p : batch) sources.insert(sources.end(), p.sources.begin(), p.sources.end());
     try {
       Result all;
-      {
+      if (workers_.size() > 1) {
+        all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
+      } else {
         std::lock_guard<std::mutex> use(model_mutex_);
         all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
       }

@@ -1,7 +1,8 @@
 // Batching of concurrent translation requests: requests wait in one queue per model; a worker
 // takes the oldest, waits up to a short window for more with the same search options, and
 // decodes them together under a token budget (as `yoke translate` decodes a big file), then
-// hands each request its own results.
+// hands each request its own results. Several workers decode batches at once on the CPU, one
+// thread each, as `yoke translate --workers` does (decode/parallel_batches.h).
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -21,6 +22,7 @@ struct BatchingLimits {
   std::chrono::microseconds window{5000};  // how long the oldest request waits for company
   int batch_tokens = 6000;                 // (source subwords + 1) × beam in one decoding batch
   size_t max_queued_sentences = 2000;      // more waiting sentences than this: submit() refuses
+  int workers = 1;                         // batches decoded at once, each on its own thread
 };
 
 // submit() refuses work because the queue is full (the server answers 503).
@@ -31,7 +33,9 @@ struct QueueFull : std::runtime_error {
 class BatchingQueue {
  public:
   // `on_batch(sentences, target_tokens)` is told about each batch decoded (for the metrics).
-  // `model_mutex` is held while decoding: other users of the model (generation) take it too.
+  // With one worker, `model_mutex` is held while decoding: other users of the model (generation)
+  // take it too and take turns. Several workers decode side by side without it (decoding only
+  // reads the model); the caller keeps OpenBLAS to one thread then (BlasThreadsOverride).
   BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
                 std::function<void(size_t, size_t)> on_batch = {});
   ~BatchingQueue();  // stop()
@@ -40,7 +44,7 @@ class BatchingQueue {
   // sources: ids without eos. Throws QueueFull when it would hold more than the limit.
   std::future<Result> submit(std::vector<std::vector<int>> sources, const SearchOptions& opts, int nbest);
   size_t queued_sentences() const;
-  // Decodes what is queued, then the worker ends; later submits throw QueueFull.
+  // Decodes what is queued, then the workers end; later submits throw QueueFull.
   void stop();
 
  private:
@@ -64,7 +68,7 @@ class BatchingQueue {
   std::deque<Pending> queue_;
   size_t queued_sentences_ = 0;
   bool stopping_ = false;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace yoke::serve
