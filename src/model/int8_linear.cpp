@@ -72,8 +72,9 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
     // search its cache (1024 kernels) grew a server by 350 MB over 10000 requests and kept
     // recompiling; with buckets a few hundred shapes cover every call.
     const int64_t rows = x2.size(0), padded = row_bucket(rows);
-    auto x16 = x2.to(at::kBFloat16);
-    if (padded > rows) x16 = at::constant_pad_nd(x16, {0, 0, 0, padded - rows});
+    auto x16 = at::empty({padded, x2.size(1)}, x2.options().dtype(at::kBFloat16));
+    x16.narrow(0, 0, rows).copy_(x2);  // rounds to bf16 as it copies: one pass over x
+    if (padded > rows) x16.narrow(0, rows, padded - rows).zero_();
     y = at::linear(x16, packed_->values16).narrow(0, 0, rows).to(at::kFloat);
     if (packed_->bias.defined()) y.add_(packed_->bias);
     if (relu) y.relu_();
