@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -62,12 +63,16 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
   so.lenpen = grid.lenpen;
   so.max_len_a = cfg.max_len_a;
   so.max_len_b = cfg.max_len_b;
+  const bool gpu = m.model->parameters().front().is_cuda();
+  // On the CPU, as `yoke translate` decodes: a worker per thread, 2000-token batches
+  // (docs/performance.md, "Decoding workers"); the translations are the same.
+  so.workers = cfg.threads > 0 ? cfg.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& t : test_sets(cfg.data)) {
     const auto src = read_lines(t.src);
     Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
     const auto t0 = std::chrono::steady_clock::now();
-    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, m.model->parameters().front().is_cuda() ? 60000 : 6000, [&](size_t d) { bar.update(double(d)); });
+    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, gpu ? 60000 : 2000, [&](size_t d) { bar.update(double(d)); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
     std::string text;

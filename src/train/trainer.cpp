@@ -340,8 +340,10 @@ bool Trainer::share_start(bool resumed) {
 }
 
 TrainResult Trainer::run() {
-  // threads = 0 keeps LibTorch's default: the cores, or OMP_NUM_THREADS where set (parallel test
-  // runs); workers on one machine share its cores.
+  // threads = 0 keeps LibTorch's default, or OMP_NUM_THREADS where set (parallel test runs);
+  // workers on one machine share its cores. Debian's 1.13 counts 1 thread on the 2-core machine,
+  // leaving the products to OpenBLAS's own pool: that trained 4–7% faster than threads = 2
+  // (7492 and 7597 against 7218 and 7096 tokens/s, 40 updates of configs/multi30k-ende.conf).
   if (cfg_.threads > 0) {
     at::set_num_threads(cfg_.threads);
   } else if (env_.local_world_size > 1 && !std::getenv("OMP_NUM_THREADS")) {
