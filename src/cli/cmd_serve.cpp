@@ -1,11 +1,11 @@
 // `yoke serve`: translation and language models behind an HTTP server with a JSON API.
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "compat/torch.h"
+#include "decode/parallel_batches.h"
 #include "serve/server.h"
 #include "util/error.h"
 #include "util/thread_policy.h"
@@ -65,7 +65,7 @@ int cmd_serve(int argc, char** argv) {
       throw InputError(std::string(name) + " must be " + (std::string(name) == "--batch-window-ms" ? "0 or more" : "at least 1"));
   if (workers < 0) throw InputError("--workers must be at least 1");
   if (workers == 0)
-    workers = compat::device_from_name(device).is_cpu() ? (*threads_given ? threads : int(std::max(1u, std::thread::hardware_concurrency()))) : 1;
+    workers = compat::device_from_name(device).is_cpu() ? default_workers(*threads_given ? threads : 0) : 1;
   o.batching.workers = workers;
   // Workers decode one thread each: OpenBLAS's own pool would run each one's products on every core.
   std::optional<BlasThreadsOverride> one_blas_thread;

@@ -13,6 +13,10 @@
 
 namespace yoke {
 
+int default_workers(int threads) { return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency())); }
+
+int threads_per_worker(int workers) { return std::max(1, at::get_num_threads() / std::max(1, workers)); }
+
 void run_batches(size_t count, int workers, const std::function<void(size_t)>& decode,
                  const std::function<void(size_t)>& done) {
   workers = int(std::min<size_t>(size_t(std::max(1, workers)), count));
@@ -23,14 +27,13 @@ void run_batches(size_t count, int workers, const std::function<void(size_t)>& d
     }
     return;
   }
-  const int threads = at::get_num_threads(), intra = std::max(1, threads / workers);
+  const int threads = at::get_num_threads(), intra = threads_per_worker(workers);
   BlasThreadsOverride one_blas_thread(1);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex mu;
   auto work = [&] {
-    // LibTorch's thread count is per thread under OpenMP: a new thread starts from the default.
     at::set_num_threads(intra);
     for (size_t i; !failed && (i = next++) < count;) {
       try {

@@ -10,6 +10,10 @@
 
 namespace yoke {
 
+// Source tokens × beam per batch when decoding on the CPU: with a worker per core, batches of
+// 1000–3000 decoded faster than larger ones (docs/performance.md, "Decoding workers").
+constexpr int kCpuBatchTokens = 2000;
+
 // Source id sequences (without eos) → best target ids, in input order.
 // `on_batch(done)` reports progress in sentences.
 std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vector<std::vector<int>>& sources,

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze_model.h"
 #include "analysis/gradient_shares.h"
+#include "decode/parallel_batches.h"
 #include "decode/translator.h"
 #include "eval/score_files.h"
 #include "experiment/grid.h"
@@ -66,13 +66,13 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
   const bool gpu = m.model->parameters().front().is_cuda();
   // On the CPU, as `yoke translate` decodes: a worker per thread, 2000-token batches
   // (docs/performance.md, "Decoding workers"); the translations are the same.
-  so.workers = cfg.threads > 0 ? cfg.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  so.workers = default_workers(cfg.threads);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& t : test_sets(cfg.data)) {
     const auto src = read_lines(t.src);
     Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
     const auto t0 = std::chrono::steady_clock::now();
-    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, gpu ? 60000 : 2000, [&](size_t d) { bar.update(double(d)); });
+    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, gpu ? 60000 : kCpuBatchTokens, [&](size_t d) { bar.update(double(d)); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
     std::string text;

@@ -4,6 +4,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "decode/parallel_batches.h"
 #include "decode/translator.h"
 
 namespace yoke::serve {
@@ -11,9 +12,7 @@ namespace yoke::serve {
 BatchingQueue::BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
                              std::function<void(size_t, size_t)> on_batch)
     : model_(model), model_mutex_(model_mutex), limits_(limits), on_batch_(std::move(on_batch)) {
-  const int n = std::max(1, limits_.workers);
-  // LibTorch's thread count is per thread under OpenMP: each worker takes its share of the threads.
-  const int intra = std::max(1, at::get_num_threads() / n);
+  const int n = std::max(1, limits_.workers), intra = threads_per_worker(n);
   for (int w = 0; w < n; ++w)
     workers_.emplace_back([this, intra, n] {
       if (n > 1) at::set_num_threads(intra);
@@ -99,10 +98,9 @@ void BatchingQueue::work() {
     for (const auto& p : batch) sources.insert(sources.end(), p.sources.begin(), p.sources.end());
     try {
       Result all;
-      if (workers_.size() > 1) {
-        all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
-      } else {
-        std::lock_guard<std::mutex> use(model_mutex_);
+      {
+        std::unique_lock<std::mutex> use(model_mutex_, std::defer_lock);
+        if (workers_.size() == 1) use.lock();  // one worker takes turns with generation
         all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
       }
       size_t at = 0, target_tokens = 0;
