@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds yoke with CUDA against the LibTorch that ships inside the installed PyTorch wheel, and
 # optionally runs the test suite. For a machine with a GPU, PyTorch and CMake but no apt access:
-# the few other libraries yoke needs (SentencePiece, nlohmann-json, GoogleTest, zlib, CLI11, cpp-httplib)
+# the few other libraries yoke needs (SentencePiece, nlohmann-json, GoogleTest, zlib, CLI11, cpp-httplib, Boost)
 # come as Debian packages unpacked with `dpkg -x` into a private prefix, no root needed.
 #
 #   scripts/gpu-build.sh --fetch-debs DIR   on a Debian 12 machine with apt: download those packages
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libsentencepiece0 libsentencepiece-dev libgtest-dev googletest nlohmann-json3-dev zlib1g-dev libcli11-dev
-          libcpp-httplib0.11 libcpp-httplib-dev libbrotli1 libbrotli-dev libssl3 libssl-dev)
+          libcpp-httplib0.11 libcpp-httplib-dev libbrotli1 libbrotli-dev libssl3 libssl-dev libboost1.74-dev)
 debs="" test=0 build=build-gpu
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -2,7 +2,8 @@
 # Installs the Debian packages yoke builds and runs with. Idempotent: does nothing when all are present.
 set -euo pipefail
 PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-dev
-      nlohmann-json3-dev zlib1g-dev libgtest-dev libcli11-dev libcpp-httplib-dev libgloo-dev pkg-config)
+      nlohmann-json3-dev zlib1g-dev libgtest-dev libcli11-dev libcpp-httplib-dev libgloo-dev pkg-config
+      libboost-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

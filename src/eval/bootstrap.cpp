@@ -71,12 +71,25 @@ BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<std::s
                                             const std::vector<std::vector<std::string>>& hyps_b,
                                             const std::vector<std::string>& refs, int samples,
                                             uint64_t seed, bool lowercase) {
+  return paired_bootstrap_bleu_seeds(system_stats(hyps_a, refs, lowercase, "A"),
+                                     system_stats(hyps_b, refs, lowercase, "B"), samples, seed);
+}
+
+BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<BleuStats>>& stats_a,
+                                            const std::vector<std::vector<BleuStats>>& stats_b, int samples,
+                                            uint64_t seed) {
   if (samples < 1)
     throw std::invalid_argument("paired_bootstrap_bleu: samples must be positive, got " +
                                 std::to_string(samples));
-  const auto stats_a = system_stats(hyps_a, refs, lowercase, "A");
-  const auto stats_b = system_stats(hyps_b, refs, lowercase, "B");
-  const size_t n = refs.size();
+  if (stats_a.empty() || stats_b.empty())
+    throw std::invalid_argument(std::string("paired_bootstrap_bleu: system ") + (stats_a.empty() ? "A" : "B") +
+                                " has no outputs");
+  const size_t n = stats_a.front().size();
+  for (const auto* side : {&stats_a, &stats_b})
+    for (const auto& run : *side)
+      if (run.size() != n)
+        throw std::invalid_argument("paired_bootstrap_bleu: outputs of " + std::to_string(run.size()) + " and " +
+                                    std::to_string(n) + " sentences");
 
   BootstrapResult r;
   const std::vector<uint32_t> whole(n, 1);
@@ -91,7 +104,7 @@ BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<std::s
   std::vector<double> deltas;
   deltas.reserve(size_t(samples));
   std::vector<uint32_t> counts(n);
-  double failures = 0.0;  // resamples where B is not better; a tie counts half
+  size_t at_most_0 = 0, at_least_0 = 0;
   for (int s = 0; s < samples; ++s) {
     std::fill(counts.begin(), counts.end(), 0u);
     // Modulo rather than std::uniform_int_distribution, whose output differs between standard
@@ -99,12 +112,11 @@ BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<std::s
     for (size_t k = 0; k < n; ++k) ++counts[size_t(rng() % n)];
     const double d = mean(bleu_per_seed(stats_b, counts)) - mean(bleu_per_seed(stats_a, counts));
     deltas.push_back(d);
-    if (d < 0)
-      failures += 1.0;
-    else if (d == 0)
-      failures += 0.5;
+    at_most_0 += d <= 0;
+    at_least_0 += d >= 0;
   }
-  r.p_value = failures / samples;
+  // Two-sided, as the interval: twice the smaller tail, counted as sacreBLEU counts, (c + 1) / (N + 1).
+  r.p_value = std::min(1.0, 2.0 * double(std::min(at_most_0, at_least_0) + 1) / double(samples + 1));
   r.ci_low = quantile(deltas, 0.025);
   r.ci_high = quantile(deltas, 0.975);
   return r;

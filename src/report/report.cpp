@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
+#include "eval/bleu_stats_file.h"
 #include "eval/bootstrap.h"
+#include "eval/significance.h"
 #include "report/svg_chart.h"
+#include "report/verdict.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -183,52 +185,161 @@ class LineCache {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
-// The hypothesis files of this test, one per run that has one, and those runs' seeds.
-std::pair<std::vector<std::string>, json> hyp_files_of(const Runs& runs, const std::string& test) {
-  std::vector<std::string> paths;
-  json seeds = json::array();
+// Per-sentence BLEU statistics of every run of one variant on one test, with the runs' seeds: from
+// the statistics files where the runs have them, else from hypotheses and references. Empty when
+// some run has neither (the test then uses the per-seed scores alone).
+struct RunStats {
+  std::vector<std::vector<BleuStats>> runs;
+  std::vector<int> seeds;
+};
+
+RunStats sentence_stats_of(const Runs& runs, const std::string& test, const ReportInput& in, LineCache* cache) {
+  RunStats out;
   for (const RunResult* r : runs) {
-    auto it = r->hyp_files.find(test);
-    if (it == r->hyp_files.end()) continue;
-    paths.push_back(it->second);
-    seeds.push_back(r->seed);
-  }
-  return {paths, seeds};
-}
-
-void check_length(const std::string& hyp, size_t n_hyp, const std::string& ref, size_t n_ref) {
-  if (n_hyp != n_ref) {
-    throw input_error(hyp, 0, "has " + std::to_string(n_hyp) + " lines but the reference " + ref +
-                                  " has " + std::to_string(n_ref));
-  }
-}
-
-// {p_value, p_samples, delta_ci95, p_seeds}: the seed-pooled paired bootstrap of
-// eval/bootstrap.h over every seed with a hypothesis file. All null when there is nothing to
-// compare: no baseline, the baseline itself, a metric other than BLEU, no reference or files.
-json significance(const Runs* base, bool is_baseline, const Runs& var, const std::string& test,
-                  const ReportInput& in, int samples, LineCache* cache) {
-  json out = {{"p_value", nullptr}, {"p_samples", nullptr}, {"delta_ci95", nullptr}, {"p_seeds", nullptr}};
-  const auto ref = in.ref_files.find(test);
-  if (!base || is_baseline || in.metric != "bleu" || samples < 1 || ref == in.ref_files.end()) return out;
-  const auto [paths_a, seeds_a] = hyp_files_of(*base, test);
-  const auto [paths_b, seeds_b] = hyp_files_of(var, test);
-  if (paths_a.empty() || paths_b.empty()) return out;
-  const auto& refs = cache->get(ref->second);
-  auto outputs = [&](const std::vector<std::string>& paths) {
-    std::vector<std::vector<std::string>> lines;
-    for (const auto& path : paths) {
-      lines.push_back(cache->get(path));
-      check_length(path, lines.back().size(), ref->second, refs.size());
+    if (auto st = r->stats_files.find(test); st != r->stats_files.end()) {
+      out.runs.push_back(read_bleu_stats(st->second));
+    } else {
+      const auto hyp = r->hyp_files.find(test);
+      const auto ref = in.ref_files.find(test);
+      if (hyp == r->hyp_files.end() || ref == in.ref_files.end()) return {};
+      out.runs.push_back(bleu_stats_of(cache->get(hyp->second), cache->get(ref->second), hyp->second));
     }
-    return lines;
-  };
-  const BootstrapResult r = paired_bootstrap_bleu_seeds(outputs(paths_a), outputs(paths_b), refs, samples);
-  out["p_value"] = r.p_value;
-  out["p_samples"] = r.samples;
-  out["delta_ci95"] = {r.ci_low, r.ci_high};
-  out["p_seeds"] = {{"baseline", seeds_a}, {"variant", seeds_b}};
+    out.seeds.push_back(r->seed);
+  }
+  for (const auto& run : out.runs)
+    if (run.size() != out.runs.front().size())
+      throw InputError("report: the outputs of test " + test + " have " + std::to_string(run.size()) + " and " +
+                       std::to_string(out.runs.front().size()) + " sentences");
   return out;
+}
+
+SeededScores scores_of(const Runs& runs, const std::string& test, const std::string& metric) {
+  SeededScores s;
+  for (const RunResult* r : runs)
+    if (auto v = number_at(r->metrics, {"tests", test, metric})) {
+      s.seeds.push_back(r->seed);
+      s.scores.push_back(*v);
+    }
+  return s;
+}
+
+json seed_list_json(const std::vector<int>& seeds) {
+  json out = json::array();
+  for (int s : seeds) out.push_back(s);
+  return out;
+}
+
+// {p_value, delta_ci95, test, p_seeds, sentence_bootstrap}: eval/significance.h's test of the variant
+// against the baseline, and for BLEU Koehn's sentence-only bootstrap beside it. Null where there is
+// nothing to compare: no baseline, the baseline itself, a side without scores.
+json significance(const Runs* base, bool is_baseline, const Runs& var, const std::string& variant,
+                  const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
+  json out = {{"p_value", nullptr}, {"delta_ci95", nullptr}, {"test", nullptr}, {"p_seeds", nullptr},
+              {"sentence_bootstrap", nullptr}, {"expected", nullptr}, {"seeds_needed", nullptr}};
+  const auto expected = in.expected.find(variant);
+  if (expected != in.expected.end() && !is_baseline) out["expected"] = expected->second;
+  if (!base || is_baseline) return out;
+  const SeededScores a = scores_of(*base, test, in.metric), b = scores_of(var, test, in.metric);
+  if (a.scores.empty() || b.scores.empty()) return out;
+  SignificanceResult r;
+  if (in.metric == "bleu" && samples > 1) {
+    const RunStats sa = sentence_stats_of(*base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
+    if (!sa.runs.empty() && !sb.runs.empty()) {
+      if (sa.runs.front().size() != sb.runs.front().size())
+        throw InputError("report: the variants' outputs of test " + test + " differ in length");
+      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds, samples);
+      const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples);
+      out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
+    } else {
+      r = seed_significance(a, b);
+    }
+  } else {
+    r = seed_significance(a, b);
+  }
+  out["p_seeds"] = {{"baseline", seed_list_json(a.seeds)}, {"variant", seed_list_json(b.seeds)}};
+  if (!r.testable) return out;
+  out["p_value"] = r.p_value;
+  out["delta_ci95"] = {r.ci_low, r.ci_high};
+  out["test"] = {{"method", r.sentence_part_known ? "seeds and sentences" : "seeds"},
+                 {"paired", r.paired},
+                 {"se", r.se},
+                 {"df", r.df},
+                 {"var_seed", r.var_seed},
+                 {"var_sentence", r.sentence_part_known ? json(r.var_sentence) : json(nullptr)},
+                 {"detectable", r.detectable}};
+  // Seeds a variant that would find the seed's effect, or without one the Δ observed.
+  const double effect = expected != in.expected.end() ? expected->second : r.delta;
+  if (auto k = seeds_needed(r, effect)) out["seeds_needed"] = *k;
+  return out;
+}
+
+// Every run of the variant says its validation plateaued (report/convergence via the metrics'
+// "convergence" object); null when no run says either way.
+json all_converged(const Runs& runs) {
+  bool any = false, all = true;
+  for (const RunResult* r : runs) {
+    const json c = r->metrics.value("convergence", json::object());
+    if (!c.contains("converged") || !c["converged"].is_boolean()) {
+      all = false;
+      continue;
+    }
+    any = true;
+    all = all && c["converged"].get<bool>();
+  }
+  return any ? json(all) : json(nullptr);
+}
+
+json runs_json(const Runs& runs) {
+  json out = json::array();
+  for (const RunResult* r : runs) {
+    const json c = r->metrics.value("convergence", json::object());
+    out.push_back({{"seed", r->seed},
+                   {"updates", r->metrics.value("updates", json())},
+                   {"stop_reason", r->metrics.value("stop_reason", json())},
+                   {"converged", c.value("converged", json())},
+                   {"why", c.value("why", json())}});
+  }
+  return out;
+}
+
+// Holm's adjustment over the variants of each test set, then each comparison's verdict.
+void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric) {
+  const json* base = nullptr;
+  for (const auto& e : report)
+    if (e.value("baseline", false)) base = &e;
+  for (const auto& test : tests) {
+    std::vector<double> p;
+    std::vector<json*> entries;
+    for (auto& e : report) {
+      json& t = e["tests"][test];
+      if (t.contains("p_value") && t["p_value"].is_number()) {
+        p.push_back(t["p_value"].get<double>());
+        entries.push_back(&t);
+      }
+    }
+    const auto adjusted = holm_adjust(p);
+    for (size_t i = 0; i < entries.size(); ++i) (*entries[i])["p_holm"] = adjusted[i];
+    for (auto& e : report) {
+      if (e.value("baseline", false) || !base) continue;
+      json& t = e["tests"][test];
+      VerdictInput v;
+      v.delta = t.value("delta_" + metric, json(0.0)).is_number() ? t["delta_" + metric].get<double>() : 0.0;
+      v.testable = t.contains("p_holm");
+      if (v.testable) {
+        v.ci_low = t["delta_ci95"][0].get<double>();
+        v.ci_high = t["delta_ci95"][1].get<double>();
+        v.p_holm = t["p_holm"].get<double>();
+        v.detectable = t["test"]["detectable"].get<double>();
+      }
+      if (t["expected"].is_number()) v.expected = t["expected"].get<double>();
+      if (t["seeds_needed"].is_number()) v.seeds_needed = t["seeds_needed"].get<int>();
+      const json ca = e.value("converged", json()), cb = base->value("converged", json());
+      v.converged = ca.is_boolean() && cb.is_boolean() && ca.get<bool>() && cb.get<bool>();
+      v.lower_is_better = metric == "ppl" || metric == "ppl_word" || metric == "loss";
+      const Verdict d = decide(v);
+      t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}};
+    }
+  }
 }
 
 // [{seed, delta}] of the metric for every seed both variants have: the seed noise, in plain view.
@@ -244,8 +355,8 @@ json deltas_per_seed(const Runs& base, const Runs& var, const std::string& test,
   return out;
 }
 
-json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std::string& test,
-                const ReportInput& in, int samples, LineCache* cache) {
+json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std::string& variant,
+                const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
   json t = json::object();
   for (const auto& key : metric_keys(runs, test, in.metric)) {
     t[key] = summary(values_of(runs, {"tests", test, key}));
@@ -260,7 +371,7 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
     if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
     if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
   }
-  t.update(significance(base, is_baseline, runs, test, in, samples, cache));
+  t.update(significance(base, is_baseline, runs, variant, test, in, samples, cache));
   return t;
 }
 
@@ -294,13 +405,16 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
                   {"seeds", runs.size()},
                   {"seed_list", seeds}};
     for (const char* key : kRunNumbers) entry[key] = mean_of(runs, key);
+    entry["converged"] = all_converged(runs);
+    entry["runs"] = runs_json(runs);
     json t = json::object();
     for (const auto& test : tests) {
-      t[test] = test_entry(runs, base_ptr, variant == in.baseline, test, in, bootstrap_samples, &cache);
+      t[test] = test_entry(runs, base_ptr, variant == in.baseline, variant, test, in, bootstrap_samples, &cache);
     }
     entry["tests"] = t;
     report.push_back(entry);
   }
+  decide_all(report, tests, in.metric);
   return report;
 }
 
@@ -460,11 +574,11 @@ Column delta_column(const json& report, const std::string& test, const std::stri
   return c;
 }
 
-Column p_column(const json& report, const std::string& test, const std::string& header) {
+Column p_column(const json& report, const std::string& test, const std::string& header, const std::string& key) {
   Column c{header, 0, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    if (auto p = get(test_of(e, test), "p_value")) cell = {p_text(*p), *p};
+    if (auto p = get(test_of(e, test), key)) cell = {p_text(*p), *p};
     c.cells.push_back(cell);
   }
   return c;
@@ -526,9 +640,17 @@ size_t bootstrap_samples_of(const json& report) {
   for (const auto& e : report) {
     const json tests = e.value("tests", json::object());  // items() of a temporary would dangle
     for (const auto& [name, t] : tests.items())
-      if (t.contains("p_samples") && t["p_samples"].is_number()) return t["p_samples"].get<size_t>();
+      if (t.contains("sentence_bootstrap") && t["sentence_bootstrap"].is_object())
+        return t["sentence_bootstrap"].value("samples", size_t(0));
   }
   return 0;
+}
+
+bool any_p(const json& report, const std::vector<std::string>& tests) {
+  for (const auto& e : report)
+    for (const auto& test : tests)
+      if (get(test_of(e, test), "p_value")) return true;
+  return false;
 }
 
 std::string seeds_text(const json& report) {
@@ -566,7 +688,7 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
     if (stacked) {
       for (size_t r = 0; r < score.cells.size(); ++r)
         if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
-      score.header_note = bootstrap_samples_of(report) ? "\xCE\x94 [95% CI], p" : "\xCE\x94";
+      score.header_note = any_p(report, tests) ? "\xCE\x94 [95% CI], p" : "\xCE\x94";
     } else {
       deltas.push_back(std::move(delta));
     }
@@ -582,11 +704,9 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
   parts.push_back("Red.: reduction of Emb. against untied embeddings");
   parts.push_back("scores: mean \xC2\xB1 std over " + seeds_text(report));
   std::string d = "\xCE\x94 " + m + ": difference of the mean " + m + " to the baseline (" + in.baseline + ")";
-  if (const size_t samples = bootstrap_samples_of(report)) {
-    d += ", with its 95% confidence interval [low, high] and p from a paired bootstrap over test sentences "
-         "(Koehn 2004, " + std::to_string(samples) +
-         " resamples) that scores every seed of both variants on each resample and compares their means; p is "
-         "the share of resamples on which the variant is not better than the baseline (docs/statistics.md)";
+  if (any_p(report, tests)) {
+    d += ", with its 95% confidence interval [low, high] and two-sided p from a test that counts the noise of the "
+         "seeds and of the test sentences (docs/statistics.md; Koehn 2004, Clark et al. 2011)";
   }
   parts.push_back(d);
   if (std::any_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header == "tok/s"; }))
@@ -603,11 +723,66 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
   cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
   cols.push_back(text_column(report, test, "95% CI", ci_text));
-  cols.push_back(p_column(report, test, "p"));
+  cols.push_back(p_column(report, test, "p", "p_value"));
+  cols.push_back(p_column(report, test, "p Holm", "p_holm"));
+  cols.push_back(text_column(report, test, "detectable", [](const json& t) {
+    const json d = t.value("test", json::object());
+    return d.is_object() && d.contains("detectable") ? printf_str("%.2f", d["detectable"].get<double>()) : "";
+  }));
   cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", per_seed_text));
+  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", [](const json& t) {
+    const json b = t.value("sentence_bootstrap", json());
+    if (!b.is_object()) return std::string();
+    return ci_text(b) + ", p " + p_text(b.value("p_value", 1.0));
+  }));
+  cols.push_back(text_column(report, test, "expected", [](const json& t) {
+    return t.contains("expected") && t["expected"].is_number() ? signed2(t["expected"].get<double>()) : "";
+  }));
+  cols.push_back(text_column(report, test, "verdict", [](const json& t) {
+    const json v = t.value("verdict", json());
+    if (!v.is_object()) return std::string();
+    std::string s = v.value("verdict", "") + ": " + v.value("why", "");
+    if (t.contains("seeds_needed") && t["seeds_needed"].is_number() && v.value("verdict", "") == "inconclusive" &&
+        s.find("seeds a variant") == std::string::npos)
+      s += " (" + std::to_string(t["seeds_needed"].get<int>()) + " seeds would)";
+    return s;
+  }));
   t.columns = kept(std::move(cols));
-  t.legend = "Scores: mean \xC2\xB1 std over " + seeds_text(report) + "; \xCE\x94 per seed: the variant's " +
-             metric_name(in.metric) + " minus the baseline's, for each seed both have.";
+  t.legend = "Scores: mean \xC2\xB1 std over " + seeds_text(report) +
+             ". \xCE\x94, 95% CI and p: the variant against the baseline by a t test whose variance adds the seeds' "
+             "and the test sentences' parts (two-sided; docs/statistics.md); p Holm: adjusted over the variants of this "
+             "table; detectable: the smallest \xCE\x94 this test finds with 80% power at the 5% level; \xCE\x94 per "
+             "seed: the variant's " + metric_name(in.metric) + " minus the baseline's, for each seed both have; "
+             "sentences only: Koehn's paired bootstrap over test sentences with the seeds held fixed (it leaves out "
+             "the seeds' noise: shown for comparison, not for deciding); expected: the effect the seed paper reports; "
+             "verdict: by the rule of docs/results/README.md.";
+  return t;
+}
+
+// One row per run: how long it trained and whether its validation had plateaued.
+Table runs_table(const json& report) {
+  Table t;
+  t.heading = "Runs";
+  Column variant{"Variant", 0, false, {}}, seed{"seed", 0, true, {}}, updates{"updates", 0, true, {}},
+      stop{"stopped by", 0, false, {}}, converged{"converged", 0, false, {}};
+  bool any = false;
+  for (const auto& e : report)
+    for (const auto& r : e.value("runs", json::array())) {
+      variant.cells.push_back({e.value("variant", ""), NAN});
+      seed.cells.push_back({std::to_string(r.value("seed", 0)), NAN});
+      updates.cells.push_back(r["updates"].is_number() ? Cell{whole(r["updates"].get<double>()), NAN} : Cell());
+      stop.cells.push_back(r["stop_reason"].is_string() ? Cell{r["stop_reason"].get<std::string>(), NAN} : Cell());
+      if (r["converged"].is_boolean()) {
+        any = true;
+        converged.cells.push_back({std::string(r["converged"].get<bool>() ? "yes" : "no") + ": " + r.value("why", ""), NAN});
+      } else {
+        converged.cells.push_back(Cell());
+      }
+    }
+  if (!any) return t;
+  t.columns = {variant, seed, updates, stop, converged};
+  t.legend = "converged: early stopping fired, or the last three validations lie within 0.5 BLEU (or 1% of the "
+             "validation loss) of each other; a verdict on a model's quality counts converged runs only.";
   return t;
 }
 
@@ -641,6 +816,8 @@ std::vector<Table> report_tables(const json& report, const ReportInput& in, bool
   for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
   Table training = training_table(report);
   if (training.columns.size() > 1) tables.push_back(std::move(training));
+  Table runs = runs_table(report);
+  if (!runs.columns.empty()) tables.push_back(std::move(runs));
   return tables;
 }
 
@@ -706,8 +883,11 @@ std::string html_table(const Table& t, const json& report) {
   h += "</tr></thead>\n<tbody>\n";
   std::vector<std::vector<bool>> best;
   for (const auto& c : t.columns) best.push_back(best_rows(c));
-  for (size_t r = 0; r < report.size(); ++r) {
-    h += report[r].value("baseline", false) ? "<tr class=\"baseline\">" : "<tr>";
+  const size_t rows = t.columns.empty() ? 0 : t.columns[0].cells.size();
+  for (size_t r = 0; r < rows; ++r) {
+    // Rows are variants, except in the runs table, which has one per run.
+    const bool baseline = rows == report.size() && report[r].value("baseline", false);
+    h += baseline ? "<tr class=\"baseline\">" : "<tr>";
     for (size_t ci = 0; ci < t.columns.size(); ++ci) {
       const Cell& cell = t.columns[ci].cells[r];
       const std::string text = html_escape(cell.text);
@@ -737,15 +917,6 @@ std::string csv_number(const json& v) {
   return printf_str("%.12g", v.get<double>());
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
 std::string overrides_line(const std::vector<std::string>& overrides) {
   std::string line = "Every run with these settings in place of the grid's:";
   for (const auto& o : overrides) line += " " + o;
@@ -760,6 +931,10 @@ std::string report_markdown(const json& report, const ReportInput& in) {
   if (!in.overrides.empty()) md += md_escape(overrides_line(in.overrides)) + "\n\n";
   const auto tables = report_tables(report, in, false);
   for (size_t i = 0; i < tables.size(); ++i) md += (i ? "\n" : "") + markdown_table(tables[i]);
+  if (!in.provenance.empty()) {
+    md += "\n";
+    for (const auto& line : in.provenance) md += md_escape(line) + "  \n";
+  }
   return md;
 }
 
@@ -836,7 +1011,9 @@ std::string report_html(const json& report, const ReportInput& in, const std::st
     h += "<figure>\n<img src=\"" + html_escape(path) + "\" alt=\"" + html_escape(caption) +
          "\">\n<figcaption>" + html_escape(caption) + "</figcaption>\n</figure>\n";
   }
-  h += "<footer>Generated by yoke on " + now_utc() + ".</footer>\n</body>\n</html>\n";
+  h += "<footer>";
+  for (const auto& line : in.provenance) h += html_escape(line) + "<br>\n";
+  h += "Generated by yoke from the files of this folder (yoke report DIR rebuilds it).</footer>\n</body>\n</html>\n";
   return h;
 }
 
@@ -851,7 +1028,7 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
   const json report = build_report(in);
   const json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
                         {"metric", in.metric},     {"test_names", test_names(in)},
-                        {"generated", now_utc()},  {"variants", report}};
+                        {"provenance", in.provenance}, {"expected", in.expected}, {"variants", report}};
   write_json(dir + "/report.json", wrapped);
   write_file_atomically(dir + "/report.md", report_markdown(report, in));
   write_file_atomically(dir + "/report.csv", report_csv(report, in));

@@ -17,7 +17,10 @@ struct RunResult {
   // per test set tests.<name>.bleu / chrf, or for language models tests.<name>.ppl. Nested
   // objects ({"tests": {"<name>": {"bleu": ...}}}) or flat dotted keys ("tests.<name>.bleu").
   nlohmann::json metrics;
-  std::map<std::string, std::string> hyp_files;  // test name -> hypothesis path (for bootstrap)
+  std::map<std::string, std::string> hyp_files;  // test name -> hypothesis path (scored against ref_files)
+  // test name -> per-sentence BLEU statistics (eval/bleu_stats_file.h); used before hyp_files, and
+  // what lets a committed folder be reported again without the references.
+  std::map<std::string, std::string> stats_files;
 };
 
 struct ReportInput {
@@ -32,24 +35,31 @@ struct ReportInput {
   std::vector<std::string> test_names;           // empty: every test found in the metrics
   std::string metric = "bleu";                   // or "ppl" for LMs, lower is better
   std::vector<std::pair<std::string, std::string>> pictures;  // caption, relative path (HTML)
+  // variant -> the effect the seed paper reports for it, on the report's metric (grid key
+  // `expect`); the report prints it beside Δ and gives a verdict against it (report/verdict.h).
+  std::map<std::string, double> expected;
+  // Said under the tables: where the runs and their files come from (experiment.json).
+  std::vector<std::string> provenance;
 };
 
 // A JSON array, one entry per variant (variant_order first, then any other variant in order of
 // appearance; variants without runs are left out):
 //   {variant, baseline: bool, seeds: N, seed_list: [...], params, emb, red, tokens_per_s,
 //    wall_s, updates, grad_share_output_early/late, emb_fraction, emb_fraction_closed_form
-//    (means over seeds; null when no run has them),
+//    (means over seeds; null when no run has them), converged: every run's validation plateaued
+//    (null when no run says), runs: [{seed, updates, stop_reason, converged, why}],
 //    tests: {<name>: {<metric>: {mean, std, values: [...]}, ...,      (bleu, chrf, ppl, ...)
 //                     delta_<metric>: mean − baseline mean (0 for the baseline; null without one),
 //                     delta_per_seed: [{seed, delta}] for each seed both have,
-//                     p_value, p_samples, delta_ci95: [low, high],
-//                     p_seeds: {baseline: [...], variant: [...]}}}}
-// std has the N−1 denominator (0 for one seed). For metric "bleu", p and the interval come from
-// paired_bootstrap_bleu_seeds(baseline, variant) over the hypothesis files of every seed of each
-// (eval/bootstrap.h): p is the probability that the variant is not better than the baseline. They
-// are null for the baseline itself, for "ppl" (no hypotheses to resample), and when files are
-// missing. Unreadable hypothesis or reference files, or files of different lengths, are an
-// InputError.
+//                     p_value, p_holm, delta_ci95: [low, high], test: {...}, p_seeds,
+//                     sentence_bootstrap: {delta_ci95, p_value, samples},
+//                     expected, seeds_needed, verdict: {verdict, why}}}}
+// std has the N−1 denominator (0 for one seed). p_value and delta_ci95 are the seeds-and-sentences
+// test of eval/significance.h (two-sided; for BLEU from per-sentence statistics, stats_files or
+// hyp_files with ref_files; for other metrics from the per-seed values alone); p_holm adjusts p over
+// the variants compared with the baseline on that test set; sentence_bootstrap is Koehn's test
+// with the seeds held fixed (BLEU only). They are null for the baseline and when a side has one
+// seed. Unreadable or mismatched hypothesis, statistics or reference files are an InputError.
 nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000);
 
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".

@@ -417,15 +417,20 @@ TEST(Report, MeanStdDeltaAndBootstrap) {
 
   const auto& same = entry(r, "same")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(same["delta_bleu"].get<double>(), 0.0);
-  EXPECT_GE(same["p_value"].get<double>(), 0.35);
-  EXPECT_LE(same["p_value"].get<double>(), 0.65);
+  // The same outputs: Δ 0 on every seed and every resample, nothing to find (two-sided p = 1).
+  EXPECT_DOUBLE_EQ(same["p_value"].get<double>(), 1.0);
+  EXPECT_EQ(same["test"]["method"], "seeds and sentences");
+  EXPECT_EQ(same["verdict"]["verdict"], "inconclusive");
 
   const auto& oracle = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(oracle["bleu"]["mean"].get<double>(), 32.0);
   EXPECT_NEAR(oracle["bleu"]["std"].get<double>(), std::sqrt(8.0), 1e-12);
   EXPECT_DOUBLE_EQ(oracle["delta_bleu"].get<double>(), 11.0);
   EXPECT_LT(oracle["p_value"].get<double>(), 0.05);
-  EXPECT_EQ(oracle["p_samples"], 300);
+  EXPECT_EQ(oracle["sentence_bootstrap"]["samples"], 300);
+  EXPECT_LT(oracle["sentence_bootstrap"]["p_value"].get<double>(), 0.05);
+  // Holm over the two variants: the smaller p doubled (the larger, 1, stays).
+  EXPECT_NEAR(oracle["p_holm"].get<double>(), std::min(1.0, 2 * oracle["p_value"].get<double>()), 1e-12);
   // Every seed of both variants took part, and the interval holds the Δ of the two hypothesis
   // sets (here the oracle's BLEU is 100 on both seeds; the table's 32 comes from the metrics).
   EXPECT_EQ(oracle["p_seeds"]["baseline"], nlohmann::json({1, 2}));
@@ -471,7 +476,7 @@ TEST(Report, MismatchedHypothesisIsAnInputError) {
   EXPECT_THROW(build_report(g.input, 50), InputError);
 }
 
-TEST(Report, PerplexityHasDeltaButNoBootstrap) {
+TEST(Report, PerplexityIsTestedOverSeedsOnly) {
   Grid g = make_grid("ppl");
   g.input.metric = "ppl";
   for (auto& run : g.input.runs) {
@@ -481,11 +486,15 @@ TEST(Report, PerplexityHasDeltaButNoBootstrap) {
   const nlohmann::json r = build_report(g.input, 100);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(t["delta_ppl"].get<double>(), -10.0);
-  EXPECT_TRUE(t["p_value"].is_null());
+  // No per-sentence scores: the seeds-only test, on Δ per seed −10 and −10 (no spread: SE 0).
+  EXPECT_EQ(t["test"]["method"], "seeds");
+  EXPECT_TRUE(t["sentence_bootstrap"].is_null());
+  EXPECT_DOUBLE_EQ(t["test"]["se"].get<double>(), 0.0);
   const std::string md = report_markdown(r, g.input);
   EXPECT_NE(md.find("PPL test2016"), std::string::npos);
   EXPECT_NE(md.find("\xCE\x94 PPL"), std::string::npos);
-  EXPECT_EQ(md.find("| p |"), std::string::npos);
+  EXPECT_NE(md.find("| p |"), std::string::npos);
+  EXPECT_EQ(md.find("| sentences only: 95% CI, p |"), std::string::npos);
   const std::string html = report_html(r, g.input);
   EXPECT_NE(html.find("<strong>41.50"), std::string::npos);  // lower perplexity is the best
   EXPECT_NE(html.find("<strong>83.00"), std::string::npos);  // per word too
@@ -523,10 +532,10 @@ TEST(Report, MarkdownTables) {
   EXPECT_NE(rows[4].find("66.7%"), std::string::npos);
   EXPECT_NE(rows[4].find("| +11.00 [+"), std::string::npos) << rows[4];  // Δ with its interval
   EXPECT_NE(rows[4].find("], p <0.001 |"), std::string::npos) << rows[4];
-  EXPECT_NE(rows[3].find("+0.00 [+0.00, +0.00], p 0.500"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[3].find("+0.00 [+0.00, +0.00], p 1.000"), std::string::npos) << rows[3];
   EXPECT_NE(md.find("# Tie schemes on Multi30k"), std::string::npos);
   EXPECT_NE(md.find("paired bootstrap"), std::string::npos);  // the legend line
-  EXPECT_NE(md.find("every seed of both variants"), std::string::npos);
+  EXPECT_NE(md.find("seeds and of the test sentences"), std::string::npos);
   size_t marked = 0;
   for (const auto& row : rows) marked += row.find("(baseline)") != std::string::npos;
   EXPECT_EQ(marked, 1u);
@@ -534,7 +543,8 @@ TEST(Report, MarkdownTables) {
   // The test set's own table: every metric, Δ, interval, p and each seed's Δ.
   const auto test_rows = markdown_rows(md, "Test set test2016");
   ASSERT_EQ(test_rows.size(), 2 + r.size()) << md;
-  EXPECT_NE(test_rows[0].find("| Variant | BLEU | chrF | \xCE\x94 BLEU | 95% CI | p | \xCE\x94 per seed (seed) |"),
+  EXPECT_NE(test_rows[0].find("| Variant | BLEU | chrF | \xCE\x94 BLEU | 95% CI | p | p Holm | detectable | "
+                              "\xCE\x94 per seed (seed) | sentences only: 95% CI, p | verdict |"),
             std::string::npos)
       << test_rows[0];
   EXPECT_NE(test_rows[4].find("+10.00 (1), +12.00 (2)"), std::string::npos) << test_rows[4];
@@ -604,7 +614,9 @@ TEST(Report, SeveralTestSetsFoundInNestedOrFlatMetrics) {
   ASSERT_TRUE(t.contains("flickr2017"));
   EXPECT_DOUBLE_EQ(t["flickr2017"]["bleu"]["mean"].get<double>(), 11.5);
   EXPECT_DOUBLE_EQ(t["flickr2017"]["delta_bleu"].get<double>(), 0.0);
-  EXPECT_TRUE(t["flickr2017"]["p_value"].is_null());  // no reference given for it
+  // No reference given for it: tested on the per-seed scores alone.
+  EXPECT_EQ(t["flickr2017"]["test"]["method"], "seeds");
+  EXPECT_TRUE(t["flickr2017"]["sentence_bootstrap"].is_null());
   const std::string md = report_markdown(r, g.input);
   EXPECT_NE(md.find("| BLEU test2016 | BLEU flickr2017 | \xCE\x94 BLEU test2016 | \xCE\x94 BLEU flickr2017 |"),
             std::string::npos)
@@ -653,7 +665,8 @@ TEST(Report, HtmlIsSelfContained) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("<strong>32.00"), std::string::npos);  // best BLEU in bold
   EXPECT_NE(html.find("<strong>5.10M"), std::string::npos);  // fewest parameters in bold
-  EXPECT_NE(html.find("Generated by yoke on"), std::string::npos);
+  EXPECT_NE(html.find("Generated by yoke from the files of this folder"), std::string::npos);
+  EXPECT_EQ(html.find("UTC"), std::string::npos);  // no time stamp: a rebuilt report is the same bytes
   EXPECT_EQ(html.find("<strong>1h30m"), std::string::npos);  // all equal: nothing is best
 }
 
