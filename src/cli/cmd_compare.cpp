@@ -1,12 +1,14 @@
-// `yoke compare`: is system B better than system A? Paired bootstrap resampling (Koehn 2004),
-// over every seed's output when several are given (eval/bootstrap.h states the method).
+// `yoke compare`: is system B better than system A? eval/significance.h's test over every seed's
+// output (seeds and test sentences), and Koehn's sentence-only bootstrap beside it.
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "eval/bleu_stats_file.h"
 #include "eval/bootstrap.h"
+#include "eval/significance.h"
 #include "text/corpus.h"
 #include "util/error.h"
 
@@ -41,12 +43,13 @@ std::string scores_text(const std::vector<double>& scores) {
 
 int cmd_compare(int argc, char** argv) {
   Command cmd("compare",
-              "Paired bootstrap resampling (Koehn 2004) of the BLEU difference between two systems' outputs\n"
-              "for the same references. Give several files per system (one per training seed) to test the\n"
-              "difference of the mean BLEU over seeds: every resample of the test sentences scores every\n"
-              "seed. p is the share of resampled test sets on which B is not better than A (ties count\n"
-              "half): small p means B is significantly better; about 0.5 means no difference. The 95%\n"
-              "interval of Δ is the 2.5th-97.5th percentile over the resamples.");
+              "Is system B better than system A on these references? Give one file per training seed for\n"
+              "each system: the test counts the noise of the seeds (Δ per seed; files pair up by position\n"
+              "when both systems have as many) and of the test sentences (a bootstrap of the sentences),\n"
+              "and prints Δ of the mean BLEU with its 95% interval, two-sided p, and the smallest Δ it\n"
+              "could find (80% power at 5%). Koehn's sentence-only bootstrap, which holds the seeds fixed,\n"
+              "is printed beside it. With one file a system there is no seed variance to test with: only\n"
+              "the sentence-only bootstrap is left, and it says so. docs/statistics.md explains both.");
   std::vector<std::string> hyp_a, hyp_b;
   std::string ref_path;
   int samples = 1000;
@@ -63,28 +66,53 @@ int cmd_compare(int argc, char** argv) {
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
   const auto ref = read_lines(ref_path);
-  const auto a = read_outputs(hyp_a, ref.size(), ref_path), b = read_outputs(hyp_b, ref.size(), ref_path);
-  const auto r = paired_bootstrap_bleu_seeds(a, b, ref, samples, seed, lowercase);
-  // Seeds pair up by position when both systems have as many files.
+  auto stats_of = [&](const std::vector<std::string>& paths, std::vector<int>* seeds) {
+    std::vector<std::vector<BleuStats>> out;
+    for (const auto& lines : read_outputs(paths, ref.size(), ref_path))
+      out.push_back(bleu_stats_of(lines, ref, ref_path, lowercase));
+    for (size_t s = 0; s < paths.size(); ++s) seeds->push_back(int(s) + 1);  // position: pairs when counts agree
+    return out;
+  };
+  std::vector<int> seeds_a, seeds_b;
+  const auto a = stats_of(hyp_a, &seeds_a), b = stats_of(hyp_b, &seeds_b);
+  const SignificanceResult r = bleu_significance(a, seeds_a, b, seeds_b, samples, seed);
+  const BootstrapResult k = paired_bootstrap_bleu_seeds(a, b, samples, seed);
   std::vector<double> per_seed_delta;
   if (a.size() == b.size())
-    for (size_t s = 0; s < a.size(); ++s) per_seed_delta.push_back(r.bleu_b[s] - r.bleu_a[s]);
+    for (size_t s = 0; s < a.size(); ++s) per_seed_delta.push_back(k.bleu_b[s] - k.bleu_a[s]);
   if (json) {
-    std::printf("%s\n", nlohmann::json{{"bleu_a", r.mean_a}, {"bleu_b", r.mean_b}, {"bleu_a_per_file", r.bleu_a},
-                                       {"bleu_b_per_file", r.bleu_b}, {"delta", r.delta},
-                                       {"delta_per_file", per_seed_delta}, {"ci95", {r.ci_low, r.ci_high}},
-                                       {"p_value", r.p_value}, {"samples", r.samples}}
-                            .dump()
-                            .c_str());
+    nlohmann::json out = {{"bleu_a", r.mean_a}, {"bleu_b", r.mean_b}, {"bleu_a_per_file", k.bleu_a},
+                          {"bleu_b_per_file", k.bleu_b}, {"delta", r.delta}, {"delta_per_file", per_seed_delta},
+                          {"sentence_bootstrap", {{"ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}}}};
+    if (r.testable) {
+      out["method"] = "seeds and sentences";
+      out["ci95"] = {r.ci_low, r.ci_high};
+      out["p_value"] = r.p_value;
+      out["detectable"] = r.detectable;
+      out["test"] = {{"paired", r.paired}, {"se", r.se}, {"df", r.df}, {"var_seed", r.var_seed}, {"var_sentence", r.var_sentence}};
+    } else {
+      out["method"] = "sentences only (one file a system: no seed variance)";
+      out["ci95"] = {k.ci_low, k.ci_high};
+      out["p_value"] = k.p_value;
+    }
+    std::printf("%s\n", out.dump().c_str());
     return 0;
   }
   if (a.size() > 1 || b.size() > 1)
-    std::printf("BLEU A per file: %s\nBLEU B per file: %s\n", scores_text(r.bleu_a).c_str(), scores_text(r.bleu_b).c_str());
+    std::printf("BLEU A per file: %s\nBLEU B per file: %s\n", scores_text(k.bleu_a).c_str(), scores_text(k.bleu_b).c_str());
   if (per_seed_delta.size() > 1) std::printf("Δ per file pair: %s\n", scores_text(per_seed_delta).c_str());
   const char* mean = a.size() > 1 || b.size() > 1 ? "mean " : "";
-  std::printf("%sBLEU A %.2f | %sBLEU B %.2f | Δ %+.2f, 95%% CI [%+.2f, %+.2f] | p = %.4f (%d samples)%s\n", mean,
-              r.mean_a, mean, r.mean_b, r.delta, r.ci_low, r.ci_high, r.p_value, r.samples,
-              r.p_value < 0.05 ? " | B is significantly better" : "");
+  std::printf("%sBLEU A %.2f | %sBLEU B %.2f | Δ %+.2f\n", mean, r.mean_a, mean, r.mean_b, r.delta);
+  if (r.testable) {
+    std::printf("seeds and sentences: 95%% CI [%+.2f, %+.2f], p = %.4f (two-sided, t on %.1f df, %s); smallest Δ found "
+                "with 80%% power: %.2f%s\n",
+                r.ci_low, r.ci_high, r.p_value, r.df, r.paired ? "paired by file position" : "Welch",
+                r.detectable, r.p_value < 0.05 ? (r.delta > 0 ? " | B is significantly better" : " | B is significantly worse") : "");
+  } else {
+    std::printf("one file a system: no seed variance to test with; give one file per seed for a test that counts it\n");
+  }
+  std::printf("sentences only (seeds held fixed): 95%% CI [%+.2f, %+.2f], p = %.4f (%d samples)\n", k.ci_low, k.ci_high,
+              k.p_value, k.samples);
   return 0;
 }
 

@@ -31,6 +31,8 @@ int cmd_experiment(int argc, char** argv) {
       ->default_str("all");
   cmd.add_flag("--report-only", report_only, "rebuild the report from the finished runs, run nothing");
   if (!cmd.read(argc, argv)) return 0;
+  o.command = "yoke";
+  for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
   if (*threads_given) o.threads = threads;
   if (o.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(o.nproc));
   for (size_t start = 0; start <= variants.size() && !variants.empty();) {
@@ -39,7 +41,7 @@ int cmd_experiment(int argc, char** argv) {
     start = comma + 1;
   }
   if (report_only) {
-    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr, o.variants);
+    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr, o.variants, o.command);
     return 0;
   }
   install_stop_handlers();

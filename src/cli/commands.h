@@ -16,6 +16,7 @@ int cmd_pair(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_experiment(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 int cmd_analyze(int argc, char** argv);
 int cmd_eval_lm(int argc, char** argv);
 int cmd_generate(int argc, char** argv);

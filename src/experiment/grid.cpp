@@ -1,5 +1,7 @@
 #include "experiment/grid.h"
 
+#include <algorithm>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -45,9 +47,18 @@ void set_grid_key(Grid& g, const std::string& key, const std::string& value, con
     std::istringstream in(value);
     for (std::string s; in >> s;) g.seeds.push_back(parse_number<int>(s, where, key));
     if (g.seeds.empty()) throw InputError(where + ": seeds needs at least one number");
+  } else if (key == "expect") {
+    // expect = l2:+0.6 cosine:+0.41 — the effect each variant has in its seed paper.
+    std::istringstream in(value);
+    for (std::string item; in >> item;) {
+      const size_t colon = item.rfind(':');
+      if (colon == std::string::npos || colon == 0)
+        throw InputError(where + ": expect takes VARIANT:EFFECT items (e.g. expect = l2:+0.6), got '" + item + "'");
+      g.expected[item.substr(0, colon)] = parse_number<double>(item.substr(colon + 1), where, key);
+    }
   } else {
     throw InputError(where + ": unknown [grid] key '" + key +
-                     "' (known: title, config, seeds, baseline, average_last, beam, lenpen, analyze)");
+                     "' (known: title, config, seeds, baseline, average_last, beam, lenpen, analyze, expect)");
   }
 }
 
@@ -112,6 +123,11 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
   for (const auto& v : g.variants) found |= v.name == g.baseline;
   if (!found) throw input_error(path, 0, "baseline '" + g.baseline + "' is not one of the variants");
   if (std::set<int>(g.seeds.begin(), g.seeds.end()).size() != g.seeds.size()) throw input_error(path, 0, "a seed is listed twice");
+  for (const auto& [name, effect] : g.expected) {
+    (void)effect;
+    if (std::none_of(g.variants.begin(), g.variants.end(), [&](const GridVariant& v) { return v.name == name; }))
+      throw input_error(path, 0, "expect names '" + name + "', which is not one of the variants");
+  }
   if (g.title.empty()) g.title = path;
   for (const auto& v : g.variants) g.run_config(v, g.seeds.front(), overrides).validate();
   return g;

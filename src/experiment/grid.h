@@ -10,6 +10,7 @@
 //   beam = 5
 //   lenpen = 1.0
 //   analyze = true                # norms, estimator properties, PCA picture per model
+//   expect = l2:+0.6 cosine:+0.41 # each variant's effect in its seed paper (the report's metric)
 //
 //   [base]                        # config keys for every variant, over the base config
 //   max_minutes = 20
@@ -17,6 +18,7 @@
 //   [variant dot]                 # one section per variant, in table order
 //   output = dot
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +43,7 @@ struct Grid {
   int beam = 5;
   double lenpen = 1.0;
   bool analyze = true;
+  std::map<std::string, double> expected;  // variant -> the seed paper's effect against the baseline
   GridVariant base;         // the [base] section
   std::vector<GridVariant> variants;
 

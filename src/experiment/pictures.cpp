@@ -52,7 +52,7 @@ bool draw_gradient_paths(const std::string& metrics_path, const std::string& svg
   return true;
 }
 
-std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const Grid& grid, const ReportInput& in,
+std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const ReportInput& in,
                                                                           const std::string& out_dir) {
   std::vector<std::pair<std::string, std::string>> pictures;
   const fs::path out(out_dir);
@@ -64,8 +64,8 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
 
   std::vector<Series> curves;
   bool bleu = false;
-  for (const auto& v : grid.variants)
-    if (first.count(v.name)) curves.push_back(validation_curve(dir_of(*first[v.name]) / "model" / "metrics.jsonl", v.name, bleu));
+  for (const auto& v : in.variant_order)
+    if (first.count(v)) curves.push_back(validation_curve(dir_of(*first[v]) / "model" / "metrics.jsonl", v, bleu));
   const std::string curve_metric = bleu ? "validation BLEU (greedy)" : "validation loss (bits/token)";
   save(out / "curves.svg", line_chart(curves, {curve_metric + " during training", "update", curve_metric}));
   pictures.emplace_back(curve_metric + " per update, first seed of each variant", "curves.svg");
@@ -73,10 +73,10 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   // Where the word matrices' gradient came from, when training logged it (log_grad_paths):
   // every variant on one chart, so tied and untied, or each α, compare at a glance.
   std::vector<Series> shares;
-  for (const auto& v : grid.variants) {
-    if (!first.count(v.name)) continue;
-    Series s{v.name, {}, {}};
-    for (const auto& [update, share] : read_gradient_shares((dir_of(*first[v.name]) / "model" / "metrics.jsonl").string())) {
+  for (const auto& v : in.variant_order) {
+    if (!first.count(v)) continue;
+    Series s{v, {}, {}};
+    for (const auto& [update, share] : read_gradient_shares((dir_of(*first[v]) / "model" / "metrics.jsonl").string())) {
       s.x.push_back(update);
       s.y.push_back(100 * share);
     }
@@ -92,7 +92,7 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   // Scores: mean ± std over seeds, one group of bars per variant, one bar per test set.
   std::vector<std::string> variants;
   std::map<std::string, std::map<std::string, std::vector<double>>> values;  // test → variant → per seed
-  for (const auto& v : grid.variants) if (first.count(v.name)) variants.push_back(v.name);
+  for (const auto& v : in.variant_order) if (first.count(v)) variants.push_back(v);
   const std::string metric = in.metric;
   for (const auto& r : in.runs)
     for (const auto& [test, m] : r.metrics.at("tests").items())

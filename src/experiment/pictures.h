@@ -5,14 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "experiment/grid.h"
 #include "report/report.h"
 
 namespace yoke {
 
 // Writes SVG (and PNG where a converter exists) into out_dir; returns (caption, path relative
 // to out_dir) for the report page.
-std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const Grid& grid, const ReportInput& runs,
+std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const ReportInput& runs,
                                                                           const std::string& out_dir);
 
 // The share of the embedding gradient that came through the output projection, per update, from

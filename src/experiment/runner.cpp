@@ -15,6 +15,9 @@
 #include "decode/parallel_batches.h"
 #include "decode/translator.h"
 #include "eval/score_files.h"
+#include "eval/bleu_stats_file.h"
+#include "experiment/convergence.h"
+#include "experiment/experiment_record.h"
 #include "experiment/grid.h"
 #include "experiment/pictures.h"
 #include "lm/perplexity.h"
@@ -80,10 +83,14 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
     const auto hyp_path = dir / ("hyp." + t.name + ".txt");
     write_file_atomically(hyp_path.string(), text);
     auto s = score_files(hyp_path.string(), t.ref, false);
+    // Per-sentence BLEU statistics: what the report's test resamples, and what lets the folder be
+    // reported again without the references.
+    const auto stats_path = dir / ("bleu." + t.name + ".tsv.gz");
+    write_bleu_stats(stats_path.string(), bleu_stats_of(hyp, read_lines(t.ref), hyp_path.string()));
     // Only scores are numbers here: the report tabulates every number of a test.
     tests[t.name] = {{"bleu", s.at("bleu")}, {"chrf", s.at("chrf")}, {"chrf_pp", s.at("chrf_pp")},
                      {"decoding", {{"seconds", seconds}, {"beam", grid.beam}}}, {"hyp", hyp_path.filename().string()},
-                     {"ref", t.ref}};
+                     {"bleu_stats", stats_path.filename().string()}, {"ref", t.ref}};
     log << "  " << t.name << ": BLEU " << s.at("bleu").get<double>() << ", chrF " << s.at("chrf").get<double>() << " (beam "
         << grid.beam << ", " << format_duration(seconds) << ")" << std::endl;
   }
@@ -191,6 +198,11 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
   return true;
 }
 
+// The report's metric: perplexity for language models, BLEU for translation.
+std::string metric_of(const Grid& grid, const std::vector<std::string>& overrides) {
+  return grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == Task::lm ? "ppl" : "bleu";
+}
+
 // The grid with only the named variants (all when none are named); the baseline stays when
 // selected, else the first selected variant takes its place.
 Grid select_variants(Grid grid, const std::vector<std::string>& names, const std::string& grid_path) {
@@ -221,46 +233,92 @@ std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
   return words / (words + 12.0 * layers * d * d);
 }
 
-void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
-                             const std::vector<std::string>& overrides, std::ostream& log,
-                             const std::vector<std::string>& variants) {
-  const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
+void write_experiment_report(const std::string& out_dir, std::ostream& log) {
+  const nlohmann::json record = read_experiment_record(out_dir);
   ReportInput in;
-  in.title = grid.title;
-  in.overrides = overrides;
-  in.baseline = grid.baseline;
-  if (!grid.variants.empty() && grid.run_config(grid.variants.front(), grid.seeds.front(), overrides).task == Task::lm)
-    in.metric = "ppl";
-  std::vector<fs::path> run_dirs;
-  for (const auto& v : grid.variants) {
-    in.variant_order.push_back(v.name);
-    for (int seed : grid.seeds) {
-      const auto dir = run_dir(out_dir, v.name, seed);
+  in.title = record.at("title").get<std::string>();
+  in.overrides = record.value("overrides", std::vector<std::string>{});
+  in.baseline = record.at("baseline").get<std::string>();
+  in.metric = record.at("metric").get<std::string>();
+  in.expected = record.value("expected", std::map<std::string, double>{});
+  in.variant_order = record.at("variants").get<std::vector<std::string>>();
+  for (const auto& v : in.variant_order) {
+    for (int seed : record.at("seeds").get<std::vector<int>>()) {
+      const auto dir = run_dir(out_dir, v, seed);
       if (!fs::exists(dir / "result.json")) continue;
       RunResult r;
-      r.variant = v.name;
+      r.variant = v;
       r.seed = seed;
       r.metrics = read_json((dir / "result.json").string());
+      r.metrics["convergence"] = convergence_of((dir / "model" / "metrics.jsonl").string());
       for (const auto& [name, t] : r.metrics.at("tests").items()) {
+        if (t.contains("bleu_stats")) r.stats_files[name] = (dir / t.at("bleu_stats").get<std::string>()).string();
         if (!t.contains("hyp")) continue;  // language models have no hypotheses
         r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();
         in.ref_files.emplace(name, t.at("ref").get<std::string>());
       }
       in.runs.push_back(std::move(r));
-      run_dirs.push_back(dir);
     }
   }
   if (in.runs.empty()) throw InputError(out_dir + ": no finished runs to report");
-  in.pictures = draw_experiment_pictures(grid, in, out_dir);
+  const auto& calls = record.value("invocations", nlohmann::json::array());
+  for (const auto& call : calls)
+    in.provenance.push_back("Ran " + call.value("command", std::string("?")) + " (yoke " +
+                            call.value("commit", std::string("?")) + ", " + call.value("machine", std::string("?")) +
+                            ", started " + call.value("started", std::string("?")) + ").");
+  in.pictures = draw_experiment_pictures(in, out_dir);
   write_report(out_dir, in);
   log << "report: " << (fs::path(out_dir) / "report.html").string() << " (" << in.runs.size() << " runs; also report.md, .csv, .json)"
       << std::endl;
+}
+
+void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
+                             const std::vector<std::string>& overrides, std::ostream& log,
+                             const std::vector<std::string>& variants, const std::string& command) {
+  if (!fs::exists(fs::path(out_dir) / "experiment.json")) {
+    const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
+    record_invocation(grid, grid_path, out_dir, overrides, command, metric_of(grid, overrides));
+  }
+  write_experiment_report(out_dir, log);
+}
+
+void export_experiment(const std::string& out_dir, const std::string& dest, std::ostream& log) {
+  const nlohmann::json record = read_experiment_record(out_dir);
+  const fs::path from(out_dir), to(dest);
+  fs::create_directories(to);
+  size_t bytes = 0, files = 0;
+  auto copy = [&](const fs::path& rel) {
+    if (!fs::exists(from / rel)) return;
+    fs::create_directories((to / rel).parent_path());
+    copy_file_atomically((from / rel).string(), (to / rel).string());
+    bytes += fs::file_size(to / rel);
+    ++files;
+  };
+  copy("experiment.json");
+  for (const auto& v : record.at("variants").get<std::vector<std::string>>())
+    for (int seed : record.at("seeds").get<std::vector<int>>()) {
+      const fs::path run = fs::path("runs") / v / ("seed" + std::to_string(seed));
+      if (!fs::exists(from / run / "result.json")) continue;
+      copy(run / "result.json");
+      copy(run / "model" / "metrics.jsonl");
+      const nlohmann::json tests = read_json((from / run / "result.json").string()).at("tests");  // items() of a temporary would dangle
+      for (const auto& [name, t] : tests.items()) {
+        for (const char* key : {"hyp", "bleu_stats"})
+          if (t.contains(key)) copy(run / t.at(key).get<std::string>());
+      }
+      if (fs::is_directory(from / run / "analysis"))
+        for (const auto& f : fs::directory_iterator(from / run / "analysis"))
+          if (f.path().extension() == ".svg" || f.path().extension() == ".json") copy(run / "analysis" / f.path().filename());
+    }
+  log << "export: " << files << " files, " << bytes / 1024 << " KiB into " << dest << std::endl;
+  write_experiment_report(dest, log);
 }
 
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   const Grid grid = select_variants(load_grid(o.grid_path, o.overrides), o.variants, o.grid_path);
   fs::create_directories(o.out_dir);
   const DirLock lock(lock_file_in(o.out_dir), o.out_dir);  // one runner per experiment
+  record_invocation(grid, o.grid_path, o.out_dir, o.overrides, o.command, metric_of(grid, o.overrides));
   const size_t total = grid.variants.size() * grid.seeds.size();
   size_t index = 0, done_before = 0, ran = 0;
   double ran_seconds = 0;
@@ -288,7 +346,7 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
       if (stop_requested()) return 128 + stop_signal();
     }
   }
-  write_experiment_report(o.grid_path, o.out_dir, o.overrides, log, o.variants);
+  write_experiment_report(o.out_dir, log);
   return 0;
 }
 

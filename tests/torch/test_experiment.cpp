@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -84,6 +85,29 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   EXPECT_EQ(fs::last_write_time(out / "runs" / "dot" / "seed1" / "result.json"), before);
   EXPECT_EQ(without_timings(read_json(out / "report.json").at("variants")), without_timings(report));
 
+  // Exported as a folder to commit (no checkpoints), the report is rebuilt from its files alone:
+  // the same bytes as the runner's, and again the same after the report files are deleted.
+  const auto exported = work_dir() / "exported";
+  ASSERT_EQ(run({YOKE_BINARY, "report", out.string(), "--export", exported.string()}, work_dir() / "export.log"), 0)
+      << slurp(work_dir() / "export.log");
+  EXPECT_TRUE(fs::exists(exported / "experiment.json"));
+  EXPECT_TRUE(fs::exists(exported / "runs" / "dot" / "seed1" / "bleu.toy.tsv.gz"));
+  EXPECT_TRUE(fs::exists(exported / "runs" / "dot" / "seed1" / "model" / "metrics.jsonl"));
+  for (const auto& f : fs::recursive_directory_iterator(exported))
+    EXPECT_NE(f.path().extension(), ".ykp") << "a checkpoint was exported: " << f.path();
+  std::map<std::string, std::string> exported_bytes;
+  for (const char* f : {"report.md", "report.csv", "report.json", "report.html"}) {
+    exported_bytes[f] = slurp(exported / f);
+    EXPECT_EQ(exported_bytes[f], slurp(out / f)) << f << " differs from the runner's";
+    fs::remove(exported / f);
+  }
+  ASSERT_EQ(run({YOKE_BINARY, "report", exported.string()}, work_dir() / "rereport.log"), 0)
+      << slurp(work_dir() / "rereport.log");
+  for (const auto& [f, bytes] : exported_bytes) EXPECT_EQ(slurp(exported / f), bytes) << f << " was not rebuilt byte for byte";
+  const auto md = slurp(exported / "report.md");
+  EXPECT_NE(md.find("## Runs"), std::string::npos) << md;  // per-run convergence
+  EXPECT_NE(md.find("yoke experiment --grid"), std::string::npos) << md;  // the command that ran
+
   // Killed after its first run, the experiment resumes without redoing it and ends with the same numbers.
   const auto out2 = work_dir() / "experiment-killed";
   const pid_t pid = spawn(experiment_args(out2), work_dir() / "killed.log");
@@ -101,12 +125,14 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   EXPECT_EQ(without_timings(read_json(out2 / "report.json").at("variants")), without_timings(report));
 }
 
-TEST(Experiment, CompareGivesAboutOneHalfForIdenticalSystems) {
+TEST(Experiment, CompareOfIdenticalSystemsIsNotSignificant) {
   const auto hyp = work_dir() / "same.txt";
   std::ofstream(hyp) << "a small dog runs\nthe cat sleeps here\ntwo men talk\n";
   auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--hyp-a", hyp.string(), "--hyp-b", hyp.string(),
                                             "--ref", hyp.string(), "--json"}));
-  EXPECT_NEAR(j.at("p_value").get<double>(), 0.5, 1e-9);
+  // One file a system: only the sentence-only bootstrap, said so; two-sided, every resample ties.
+  EXPECT_NEAR(j.at("p_value").get<double>(), 1.0, 1e-12);
+  EXPECT_NE(j.at("method").get<std::string>().find("sentences only"), std::string::npos);
   EXPECT_EQ(j.at("delta").get<double>(), 0.0);
 }
 
@@ -132,6 +158,13 @@ TEST(Experiment, CompareTakesOneFilePerSeedForEachSystem) {
   EXPECT_GT(j.at("delta_per_file")[1].get<double>(), 0.0);
   EXPECT_LE(j.at("ci95")[0].get<double>(), j.at("delta").get<double>());
   EXPECT_GE(j.at("ci95")[1].get<double>(), j.at("delta").get<double>());
+  // Two seeds a side: the test with seed variance (1 df), whose interval is wider than the
+  // sentence-only one's and whose p is two-sided.
+  EXPECT_EQ(j.at("method"), "seeds and sentences");
+  EXPECT_TRUE(j.at("test").at("paired").get<bool>());
+  EXPECT_GT(j.at("detectable").get<double>(), 0.0);
+  EXPECT_GT(j.at("ci95")[1].get<double>() - j.at("ci95")[0].get<double>(),
+            j.at("sentence_bootstrap").at("ci95")[1].get<double>() - j.at("sentence_bootstrap").at("ci95")[0].get<double>());
   // A file of another length is named in the error.
   std::ofstream(dir / "short.txt") << "one line\n";
   const auto r = run({YOKE_BINARY, "compare", "--hyp-a", (dir / "a1.txt").string(), (dir / "short.txt").string(),
