@@ -74,13 +74,36 @@ void record_invocation(const Grid& grid, const std::string& grid_path, const std
     text << in.rdbuf();
     nlohmann::json variants = nlohmann::json::array();
     for (const auto& v : grid.variants) variants.push_back(v.name);
+    std::vector<int> seeds = grid.seeds;
+    if (grid.auto_seeds.on())
+      for (int s = grid.auto_seeds.min + 1; s <= grid.auto_seeds.max; ++s) seeds.push_back(s);
     record = {{"title", grid.title},   {"baseline", grid.baseline}, {"variants", variants},
-              {"seeds", grid.seeds},   {"overrides", overrides},    {"metric", metric},
+              {"seeds", seeds},        {"overrides", overrides},    {"metric", metric},
               {"expected", grid.expected}, {"grid", {{"path", grid_path}, {"text", text.str()}}},
               {"invocations", nlohmann::json::array()}};
+    if (grid.auto_seeds.on())
+      record["sequential"] = {{"min", grid.auto_seeds.min},
+                              {"max", grid.auto_seeds.max},
+                              {"looks", grid.auto_seeds.looks()},
+                              {"alpha", 0.05 / grid.auto_seeds.looks()},
+                              {"rounds", nlohmann::json::array()}};
   }
   record["invocations"].push_back(
       {{"command", command}, {"commit", yoke_commit()}, {"machine", machine_description()}, {"started", now_utc()}});
+  write_json(path.string(), record);
+}
+
+void record_round(const std::string& out_dir, int seeds, const std::vector<std::string>& undecided,
+                  const std::string& stopped) {
+  const fs::path path = fs::path(out_dir) / "experiment.json";
+  nlohmann::json record = read_experiment_record(out_dir);
+  auto& rounds = record["sequential"]["rounds"];
+  nlohmann::json kept = nlohmann::json::array();  // a resumed experiment looks again: keep the latest look
+  for (const auto& r : rounds)
+    if (r.value("seeds", 0) != seeds) kept.push_back(r);
+  kept.push_back({{"seeds", seeds}, {"undecided", undecided}});
+  rounds = kept;
+  if (!stopped.empty()) record["sequential"]["stopped"] = stopped;
   write_json(path.string(), record);
 }
 

@@ -42,8 +42,21 @@ void set_grid_key(Grid& g, const std::string& key, const std::string& value, con
   else if (key == "analyze") {
     if (value != "true" && value != "false") throw InputError(where + ": analyze must be true or false");
     g.analyze = value == "true";
+  } else if (key == "seeds" && value.rfind("auto", 0) == 0) {
+    // seeds = auto MIN..MAX: seeds 1..MIN first, then one more at a time until decided (runner.h).
+    const std::string range = value.substr(4);
+    const size_t dots = range.find("..");
+    if (dots == std::string::npos)
+      throw InputError(where + ": seeds = auto takes a range, e.g. seeds = auto 3..12");
+    g.auto_seeds.min = parse_number<int>(range.substr(0, dots), where, key);
+    g.auto_seeds.max = parse_number<int>(range.substr(dots + 2), where, key);
+    if (g.auto_seeds.min < 2 || g.auto_seeds.max < g.auto_seeds.min)
+      throw InputError(where + ": seeds = auto MIN..MAX needs 2 <= MIN <= MAX (a test needs two seeds a variant)");
+    g.seeds.clear();
+    for (int s = 1; s <= g.auto_seeds.min; ++s) g.seeds.push_back(s);
   } else if (key == "seeds") {
     g.seeds.clear();
+    g.auto_seeds = {};
     std::istringstream in(value);
     for (std::string s; in >> s;) g.seeds.push_back(parse_number<int>(s, where, key));
     if (g.seeds.empty()) throw InputError(where + ": seeds needs at least one number");

@@ -4,7 +4,7 @@
 //   [grid]                        # how the experiment runs
 //   title = Seed 001 on Multi30k En→De
 //   config = configs/multi30k-ende.conf   # the base config (paths are relative to the working directory)
-//   seeds = 1 2 3
+//   seeds = 1 2 3                 # or: seeds = auto 3..12 (more seeds until every comparison is decided)
 //   baseline = dot                # the variant the others are compared with (default: the first)
 //   average_last = 5              # average the last N checkpoints before translating (0: best)
 //   beam = 5
@@ -33,11 +33,20 @@ struct GridVariant {
   std::vector<std::string> where;                             // "file:line" of each setting
 };
 
+// seeds = auto MIN..MAX: seeds 1..MIN, then one more seed at a time for the baseline and the
+// variants whose comparison is not decided yet, up to MAX (experiment/runner.h says the rule).
+struct AutoSeeds {
+  int min = 0, max = 0;  // max = 0: a fixed list of seeds
+  bool on() const { return max > 0; }
+  int looks() const { return max - min + 1; }  // the tests the sequential rule may make
+};
+
 struct Grid {
   std::string path;
   std::string title;
   std::string base_config;  // empty: the built-in defaults
-  std::vector<int> seeds{1};
+  std::vector<int> seeds{1};  // with auto_seeds: the first MIN seeds
+  AutoSeeds auto_seeds;
   std::string baseline;     // a variant name
   int average_last = 0;
   int beam = 5;

@@ -233,7 +233,8 @@ std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
   return words / (words + 12.0 * layers * d * d);
 }
 
-void write_experiment_report(const std::string& out_dir, std::ostream& log) {
+// What the report is built from: the folder's experiment.json and its finished runs.
+ReportInput report_input(const std::string& out_dir) {
   const nlohmann::json record = read_experiment_record(out_dir);
   ReportInput in;
   in.title = record.at("title").get<std::string>();
@@ -242,6 +243,7 @@ void write_experiment_report(const std::string& out_dir, std::ostream& log) {
   in.metric = record.at("metric").get<std::string>();
   in.expected = record.value("expected", std::map<std::string, double>{});
   in.variant_order = record.at("variants").get<std::vector<std::string>>();
+  if (record.contains("sequential")) in.alpha = record["sequential"].at("alpha").get<double>();
   for (const auto& v : in.variant_order) {
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
       const auto dir = run_dir(out_dir, v, seed);
@@ -266,6 +268,20 @@ void write_experiment_report(const std::string& out_dir, std::ostream& log) {
     in.provenance.push_back("Ran " + call.value("command", std::string("?")) + " (yoke " +
                             call.value("commit", std::string("?")) + ", " + call.value("machine", std::string("?")) +
                             ", started " + call.value("started", std::string("?")) + ").");
+  if (record.contains("sequential")) {
+    const auto& q = record["sequential"];
+    char level[32];
+    std::snprintf(level, sizeof level, "%.4g", in.alpha);
+    in.provenance.push_back("Seeds added one at a time (seeds = auto " + std::to_string(q.value("min", 0)) + ".." +
+                            std::to_string(q.value("max", 0)) + ") while a comparison was undecided; verdicts at level " +
+                            level + " (0.05 over " + std::to_string(q.value("looks", 0)) +
+                            " looks, Bonferroni). " + q.value("stopped", std::string("Not finished.")));
+  }
+  return in;
+}
+
+void write_experiment_report(const std::string& out_dir, std::ostream& log) {
+  ReportInput in = report_input(out_dir);
   in.pictures = draw_experiment_pictures(in, out_dir);
   write_report(out_dir, in);
   log << "report: " << (fs::path(out_dir) / "report.html").string() << " (" << in.runs.size() << " runs; also report.md, .csv, .json)"
@@ -314,6 +330,59 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
   write_experiment_report(dest, log);
 }
 
+namespace {
+
+// The variants whose comparison with the baseline is not decided on some test set (report/verdict.h's
+// decided(): the interval at the sequential level excludes 0 or the expected effect).
+std::vector<std::string> undecided_variants(const ReportInput& in) {
+  std::vector<std::string> out;
+  for (const auto& e : build_report(in)) {
+    if (e.value("baseline", false)) continue;
+    bool all = true;
+    for (const auto& [name, t] : e.at("tests").items())
+      all = all && t.contains("verdict") && t["verdict"].value("decided", false);
+    if (!all) out.push_back(e.at("variant").get<std::string>());
+  }
+  return out;
+}
+
+// seeds = auto MIN..MAX: after MIN seeds, look at every comparison; while some are undecided and
+// fewer than MAX seeds ran, train one more seed of the baseline and of each undecided variant, and
+// look again. Each look tests at 0.05 / (MAX − MIN + 1), so that over every look the chance of a
+// false decision stays within 5% (Bonferroni's bound on the looks; simple, and conservative).
+int add_seeds_until_decided(const Grid& grid, const ExperimentOptions& o, std::ostream& log) {
+  for (int k = grid.auto_seeds.min;; ++k) {
+    const auto undecided = undecided_variants(report_input(o.out_dir));
+    std::string stopped;
+    if (undecided.empty())
+      stopped = "Stopped at " + std::to_string(k) + " seeds: every comparison decided.";
+    else if (k >= grid.auto_seeds.max)
+      stopped = "Stopped at the maximum, " + std::to_string(k) + " seeds, with " + std::to_string(undecided.size()) +
+                " comparison" + (undecided.size() == 1 ? "" : "s") + " undecided.";
+    record_round(o.out_dir, k, undecided, stopped);
+    if (!stopped.empty()) {
+      log << "\n" << stopped << std::endl;
+      return 0;
+    }
+    std::string names;
+    for (const auto& v : undecided) names += (names.empty() ? "" : ", ") + v;
+    log << "\nafter " << k << " seeds undecided: " << names << " — seed " << k + 1 << " for them and the baseline"
+        << std::endl;
+    for (const auto& v : grid.variants) {
+      if (v.name != grid.baseline && std::find(undecided.begin(), undecided.end(), v.name) == undecided.end()) continue;
+      if (fs::exists(run_dir(o.out_dir, v.name, k + 1) / "result.json")) continue;
+      log << "\n[seed " << k + 1 << "] variant " << v.name << std::endl;
+      if (!run_one(grid, v, k + 1, o, log)) {
+        log << "experiment interrupted: run the same command again to continue" << std::endl;
+        return 128 + stop_signal();
+      }
+      if (stop_requested()) return 128 + stop_signal();
+    }
+  }
+}
+
+}  // namespace
+
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   const Grid grid = select_variants(load_grid(o.grid_path, o.overrides), o.variants, o.grid_path);
   fs::create_directories(o.out_dir);
@@ -345,6 +414,10 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
       ++ran;
       if (stop_requested()) return 128 + stop_signal();
     }
+  }
+  if (grid.auto_seeds.on()) {
+    const int rc = add_seeds_until_decided(grid, o, log);
+    if (rc != 0) return rc;
   }
   write_experiment_report(o.out_dir, log);
   return 0;

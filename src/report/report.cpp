@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -303,7 +304,7 @@ json runs_json(const Runs& runs) {
 }
 
 // Holm's adjustment over the variants of each test set, then each comparison's verdict.
-void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric) {
+void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric, double alpha) {
   const json* base = nullptr;
   for (const auto& e : report)
     if (e.value("baseline", false)) base = &e;
@@ -330,14 +331,17 @@ void decide_all(json& report, const std::vector<std::string>& tests, const std::
         v.ci_high = t["delta_ci95"][1].get<double>();
         v.p_holm = t["p_holm"].get<double>();
         v.detectable = t["test"]["detectable"].get<double>();
+        v.se = t["test"]["se"].get<double>();
+        v.df = t["test"]["df"].is_number() ? t["test"]["df"].get<double>() : std::numeric_limits<double>::infinity();
       }
       if (t["expected"].is_number()) v.expected = t["expected"].get<double>();
       if (t["seeds_needed"].is_number()) v.seeds_needed = t["seeds_needed"].get<int>();
       const json ca = e.value("converged", json()), cb = base->value("converged", json());
       v.converged = ca.is_boolean() && cb.is_boolean() && ca.get<bool>() && cb.get<bool>();
       v.lower_is_better = metric == "ppl" || metric == "ppl_word" || metric == "loss";
+      v.alpha = alpha;
       const Verdict d = decide(v);
-      t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}};
+      t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}, {"decided", decided(v)}};
     }
   }
 }
@@ -414,7 +418,7 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
     entry["tests"] = t;
     report.push_back(entry);
   }
-  decide_all(report, tests, in.metric);
+  decide_all(report, tests, in.metric, in.alpha);
   return report;
 }
 

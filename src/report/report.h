@@ -40,6 +40,9 @@ struct ReportInput {
   std::map<std::string, double> expected;
   // Said under the tables: where the runs and their files come from (experiment.json).
   std::vector<std::string> provenance;
+  // The level of the verdicts: 0.05, or 0.05 / looks when seeds were added sequentially
+  // (seeds = auto), so that the error rate over all the looks stays within 5%.
+  double alpha = 0.05;
 };
 
 // A JSON array, one entry per variant (variant_order first, then any other variant in order of

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "eval/significance.h"
+
 namespace yoke {
 
 namespace {
@@ -22,15 +24,23 @@ std::string need_text(const VerdictInput& in, double effect) {
   return s;
 }
 
+bool excludes_expected(const VerdictInput& in) {
+  if (!in.expected) return false;
+  if (in.se <= 0) return in.delta != *in.expected;
+  return t_two_sided_p((in.delta - *in.expected) / in.se, in.df) < in.alpha;
+}
+
 }  // namespace
+
+bool decided(const VerdictInput& in) { return in.testable && (in.p_holm < in.alpha || excludes_expected(in)); }
 
 Verdict decide(const VerdictInput& in) {
   if (!in.testable) return {"inconclusive", "one seed on a side: no seed variance to test with"};
-  const bool excludes_0 = in.p_holm < 0.05 && (in.ci_low > 0 || in.ci_high < 0);
+  const bool excludes_0 = in.p_holm < in.alpha;
   const bool improves = in.lower_is_better ? in.delta < 0 : in.delta > 0;
   if (in.expected) {
     const double e = *in.expected;
-    const bool excludes_e = e < in.ci_low || e > in.ci_high;
+    const bool excludes_e = excludes_expected(in);
     const bool same_sign = (e > 0) == (in.delta > 0);
     if (!in.converged && (excludes_0 || excludes_e))
       return {"inconclusive", "the interval decides, but not every run converged"};
@@ -41,7 +51,7 @@ Verdict decide(const VerdictInput& in) {
   }
   if (excludes_0) {
     if (!in.converged) return {"inconclusive", "the interval excludes 0, but not every run converged"};
-    return {improves ? "better" : "worse", "the interval excludes 0 (Holm-adjusted p < 0.05)"};
+    return {improves ? "better" : "worse", "the interval excludes 0 (Holm-adjusted p below the level)"};
   }
   return {"inconclusive", "the interval holds 0; " + need_text(in, in.delta)};
 }

@@ -225,3 +225,68 @@ TEST(Grid, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(c.seed, 5);
   EXPECT_EQ(g.baseline, "a");
 }
+
+TEST(Grid, ExpectNamesEachVariantsEffect) {
+  const auto path = work_dir() / "expect.grid";
+  std::ofstream(path) << "[grid]\nexpect = b:+0.6 c:-1.5\n[variant a]\ntie = all\n[variant b]\noutput = l2\n"
+                         "[variant c]\noutput = cosine\n";
+  const auto g = load_grid(path.string());
+  ASSERT_EQ(g.expected.size(), 2u);
+  EXPECT_DOUBLE_EQ(g.expected.at("b"), 0.6);
+  EXPECT_DOUBLE_EQ(g.expected.at("c"), -1.5);
+  std::ofstream(path) << "[grid]\nexpect = z:+0.6\n[variant a]\ntie = all\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);  // no variant z
+  std::ofstream(path) << "[grid]\nexpect = b0.6\n[variant b]\ntie = all\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);  // no colon
+}
+
+TEST(Grid, EveryCommittedGridLoads) {
+  // Each grid as a user would run it: the keys of every variant checked against the config table.
+  size_t grids = 0;
+  for (const auto& f : fs::directory_iterator(fs::path(YOKE_SOURCE_DIR) / "configs" / "grids")) {
+    if (f.path().extension() != ".grid") continue;
+    const auto cwd = fs::current_path();
+    fs::current_path(YOKE_SOURCE_DIR);  // their config = paths are relative to the repository
+    EXPECT_NO_THROW(load_grid(f.path().string())) << f.path();
+    fs::current_path(cwd);
+    ++grids;
+  }
+  EXPECT_GE(grids, 10u);
+}
+
+TEST(Experiment, AutoSeedsAddSeedsOnlyWhileAComparisonIsUndecided) {
+  // The tiny grid with seeds = auto 2..3: every comparison is looked at after two seeds; a third
+  // seed is trained only for the baseline and the variants still undecided, then the runner stops.
+  const auto grid = work_dir() / "auto.grid";
+  {
+    std::string text = slurp(kGrid);
+    const size_t at = text.find("seeds = 1 2");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 11, "seeds = auto 2..3");
+    std::ofstream(grid) << text;
+  }
+  const auto out = work_dir() / "auto";
+  ASSERT_EQ(run({YOKE_BINARY, "experiment", "--grid", grid.string(), "--set", "data=" + data_dir().string(), "--out",
+                 out.string()},
+                work_dir() / "auto.log"),
+            0)
+      << slurp(work_dir() / "auto.log");
+  const auto record = read_json(out / "experiment.json");
+  const auto& q = record.at("sequential");
+  EXPECT_EQ(q.at("looks"), 2);
+  EXPECT_DOUBLE_EQ(q.at("alpha").get<double>(), 0.025);
+  ASSERT_GE(q.at("rounds").size(), 1u);
+  const auto& first = q.at("rounds")[0];
+  EXPECT_EQ(first.at("seeds"), 2);
+  const bool more = !first.at("undecided").empty();
+  // A third seed exactly where the first look left the comparison undecided.
+  EXPECT_EQ(fs::exists(out / "runs" / "dot" / "seed3" / "result.json"), more);
+  EXPECT_EQ(fs::exists(out / "runs" / "cosine" / "seed3" / "result.json"), more);
+  EXPECT_EQ(q.at("rounds").size(), more ? 2u : 1u);
+  const std::string stopped = q.at("stopped");
+  EXPECT_NE(stopped.find(more ? "maximum, 3 seeds" : "every comparison decided"), std::string::npos) << stopped;
+  // The report says how the seeds were chosen and decides at the sequential level.
+  const auto md = slurp(out / "report.md");
+  EXPECT_NE(md.find("seeds = auto 2..3"), std::string::npos) << md;
+  EXPECT_NE(md.find(stopped), std::string::npos) << md;
+}
