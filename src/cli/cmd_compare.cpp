@@ -49,22 +49,72 @@ int cmd_compare(int argc, char** argv) {
               "and prints Δ of the mean BLEU with its 95% interval, two-sided p, and the smallest Δ it\n"
               "could find (80% power at 5%). Koehn's sentence-only bootstrap, which holds the seeds fixed,\n"
               "is printed beside it. With one file a system there is no seed variance to test with: only\n"
-              "the sentence-only bootstrap is left, and it says so. docs/statistics.md explains both.");
+              "the sentence-only bootstrap is left, and it says so. docs/statistics.md explains both.\n\n"
+              "--scores-a / --scores-b take each seed's score instead of files (when the outputs are gone, or\n"
+              "for perplexity): the seed part of the test alone. --expect E also says how many seeds a variant\n"
+              "would find an effect of E.\n\n"
+              "example: yoke compare --scores-a 37.62 36.69 35.95 --scores-b 37.84 36.42 36.98 --expect 0.6");
   std::vector<std::string> hyp_a, hyp_b;
   std::string ref_path;
   int samples = 1000;
   uint64_t seed = 12345;
   bool lowercase = false, json = false;
-  cmd.add_option("--hyp-a", hyp_a, "system A's output (the baseline); several files: one per seed")
-      ->type_name("FILE...")
-      ->required();
-  cmd.add_option("--hyp-b", hyp_b, "system B's output; several files: one per seed")->type_name("FILE...")->required();
-  cmd.add_option("--ref", ref_path, "the references")->type_name("FILE")->required();
+  std::vector<double> scores_a, scores_b;
+  double expect = 0;
+  auto* ha = cmd.add_option("--hyp-a", hyp_a, "system A's output (the baseline); several files: one per seed")
+                 ->type_name("FILE...");
+  auto* hb = cmd.add_option("--hyp-b", hyp_b, "system B's output; several files: one per seed")->type_name("FILE...");
+  auto* rf = cmd.add_option("--ref", ref_path, "the references")->type_name("FILE");
+  auto* sa = cmd.add_option("--scores-a", scores_a, "instead of files: A's score of each seed")->type_name("X...");
+  auto* sb = cmd.add_option("--scores-b", scores_b, "instead of files: B's score of each seed (in the same seed order)")
+                 ->type_name("X...");
+  auto* ex = cmd.add_option("--expect", expect, "an effect to plan for: the seeds a variant that would find it")
+                 ->type_name("E");
+  ha->excludes(sa)->excludes(sb);
+  hb->excludes(sa)->excludes(sb);
+  rf->excludes(sa)->excludes(sb);
   add_value(cmd, "--samples", samples, "N", "bootstrap samples")->capture_default_str();
   add_value(cmd, "--seed", seed, "S", "resampling seed")->capture_default_str();
   cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
+  const auto planned = [&](const SignificanceResult& r) -> nlohmann::json {
+    if (!*ex || !r.testable) return nullptr;
+    const auto k = seeds_needed(r, expect);
+    return k ? nlohmann::json(*k) : nlohmann::json(nullptr);
+  };
+  if (!scores_a.empty() || !scores_b.empty()) {
+    if (scores_a.empty() || scores_b.empty()) throw InputError("compare: give both --scores-a and --scores-b");
+    SeededScores a, b;
+    for (size_t s = 0; s < scores_a.size(); ++s) a.seeds.push_back(int(s) + 1), a.scores.push_back(scores_a[s]);
+    for (size_t s = 0; s < scores_b.size(); ++s) b.seeds.push_back(int(s) + 1), b.scores.push_back(scores_b[s]);
+    const SignificanceResult r = seed_significance(a, b);
+    if (json) {
+      nlohmann::json out = {{"mean_a", r.mean_a}, {"mean_b", r.mean_b}, {"delta", r.delta}, {"method", "seeds"},
+                            {"paired", r.paired}};
+      if (r.testable)
+        out.update({{"ci95", {r.ci_low, r.ci_high}}, {"p_value", r.p_value}, {"se", r.se}, {"df", r.df},
+                    {"detectable", r.detectable}, {"seeds_needed", planned(r)}});
+      std::printf("%s\n", out.dump().c_str());
+      return 0;
+    }
+    std::printf("mean A %.2f | mean B %.2f | Δ %+.2f\n", r.mean_a, r.mean_b, r.delta);
+    if (!r.testable) {
+      std::printf("one score a system: no seed variance to test with\n");
+      return 0;
+    }
+    std::printf("seeds only (%s, t on %.1f df): 95%% CI [%+.2f, %+.2f], p = %.4f (two-sided); smallest Δ found with 80%% "
+                "power: %.2f\n",
+                r.paired ? "paired by position" : "Welch", r.df, r.ci_low, r.ci_high, r.p_value, r.detectable);
+    if (*ex) {
+      const auto k = seeds_needed(r, expect);
+      if (k) std::printf("%d seeds a variant would find Δ = %+.2f\n", *k, expect);
+      else std::printf("no number of seeds up to 50 would find Δ = %+.2f\n", expect);
+    }
+    return 0;
+  }
+  if (hyp_a.empty() || hyp_b.empty() || ref_path.empty())
+    throw InputError("compare: give --hyp-a, --hyp-b and --ref (or --scores-a and --scores-b)");
   const auto ref = read_lines(ref_path);
   auto stats_of = [&](const std::vector<std::string>& paths, std::vector<int>* seeds) {
     std::vector<std::vector<BleuStats>> out;
@@ -89,6 +139,7 @@ int cmd_compare(int argc, char** argv) {
       out["ci95"] = {r.ci_low, r.ci_high};
       out["p_value"] = r.p_value;
       out["detectable"] = r.detectable;
+      out["seeds_needed"] = planned(r);
       out["test"] = {{"paired", r.paired}, {"se", r.se}, {"df", r.df}, {"var_seed", r.var_seed}, {"var_sentence", r.var_sentence}};
     } else {
       out["method"] = "sentences only (one file a system: no seed variance)";

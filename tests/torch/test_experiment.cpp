@@ -290,3 +290,18 @@ TEST(Experiment, AutoSeedsAddSeedsOnlyWhileAComparisonIsUndecided) {
   EXPECT_NE(md.find("seeds = auto 2..3"), std::string::npos) << md;
   EXPECT_NE(md.find(stopped), std::string::npos) << md;
 }
+
+TEST(Experiment, CompareFromPerSeedScores) {
+  // Seed 001's l2 against dot on the GPU (docs/results/archive/seed001-ende-gpu): per-seed Δ
+  // +0.22, −0.28, +1.03 (sum 0.97); paired t on 2 df. The hypotheses are gone: the seed part alone.
+  auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--scores-a", "37.62", "36.69", "35.95",
+                                            "--scores-b", "37.84", "36.41", "36.98", "--expect", "0.6", "--json"}));
+  EXPECT_EQ(j.at("method"), "seeds");
+  EXPECT_TRUE(j.at("paired").get<bool>());
+  EXPECT_NEAR(j.at("delta").get<double>(), 0.97 / 3, 1e-9);
+  EXPECT_NEAR(j.at("df").get<double>(), 2.0, 1e-12);
+  EXPECT_LT(j.at("ci95")[0].get<double>(), 0.0);  // holds 0 ...
+  EXPECT_GT(j.at("ci95")[1].get<double>(), 0.6);  // ... and the seed's +0.6: inconclusive
+  EXPECT_GT(j.at("seeds_needed").get<int>(), 3);
+  EXPECT_NE(run({YOKE_BINARY, "compare", "--scores-a", "1", "2", "--hyp-b", "x.txt"}, work_dir() / "mixed.log"), 0);
+}
