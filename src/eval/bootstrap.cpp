@@ -75,42 +75,50 @@ BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<std::s
                                      system_stats(hyps_b, refs, lowercase, "B"), samples, seed);
 }
 
-BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<BleuStats>>& stats_a,
-                                            const std::vector<std::vector<BleuStats>>& stats_b, int samples,
-                                            uint64_t seed) {
+ResampledScores resample_sentences(const std::vector<std::vector<BleuStats>>& runs_a,
+                                   const std::vector<std::vector<BleuStats>>& runs_b, int samples, uint64_t seed) {
   if (samples < 1)
-    throw std::invalid_argument("paired_bootstrap_bleu: samples must be positive, got " +
-                                std::to_string(samples));
-  if (stats_a.empty() || stats_b.empty())
-    throw std::invalid_argument(std::string("paired_bootstrap_bleu: system ") + (stats_a.empty() ? "A" : "B") +
-                                " has no outputs");
-  const size_t n = stats_a.front().size();
-  for (const auto* side : {&stats_a, &stats_b})
+    throw std::invalid_argument("bootstrap: samples must be positive, got " + std::to_string(samples));
+  if (runs_a.empty() || runs_b.empty())
+    throw std::invalid_argument(std::string("bootstrap: system ") + (runs_a.empty() ? "A" : "B") + " has no outputs");
+  const size_t n = runs_a.front().size();
+  for (const auto* side : {&runs_a, &runs_b})
     for (const auto& run : *side)
       if (run.size() != n)
-        throw std::invalid_argument("paired_bootstrap_bleu: outputs of " + std::to_string(run.size()) + " and " +
+        throw std::invalid_argument("bootstrap: outputs of " + std::to_string(run.size()) + " and " +
                                     std::to_string(n) + " sentences");
-
-  BootstrapResult r;
+  ResampledScores r;
   const std::vector<uint32_t> whole(n, 1);
-  r.bleu_a = bleu_per_seed(stats_a, whole);
-  r.bleu_b = bleu_per_seed(stats_b, whole);
-  r.mean_a = mean(r.bleu_a);
-  r.mean_b = mean(r.bleu_b);
-  r.delta = r.mean_b - r.mean_a;
-  r.samples = samples;
-
+  r.observed_a = bleu_per_seed(runs_a, whole);
+  r.observed_b = bleu_per_seed(runs_b, whole);
   std::mt19937_64 rng(seed);
-  std::vector<double> deltas;
-  deltas.reserve(size_t(samples));
   std::vector<uint32_t> counts(n);
-  size_t at_most_0 = 0, at_least_0 = 0;
   for (int s = 0; s < samples; ++s) {
     std::fill(counts.begin(), counts.end(), 0u);
     // Modulo rather than std::uniform_int_distribution, whose output differs between standard
     // libraries; the bias (n / 2^64) is negligible.
     for (size_t k = 0; k < n; ++k) ++counts[size_t(rng() % n)];
-    const double d = mean(bleu_per_seed(stats_b, counts)) - mean(bleu_per_seed(stats_a, counts));
+    r.a.push_back(bleu_per_seed(runs_a, counts));
+    r.b.push_back(bleu_per_seed(runs_b, counts));
+  }
+  return r;
+}
+
+BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<BleuStats>>& stats_a,
+                                            const std::vector<std::vector<BleuStats>>& stats_b, int samples,
+                                            uint64_t seed) {
+  const ResampledScores scores = resample_sentences(stats_a, stats_b, samples, seed);
+  BootstrapResult r;
+  r.bleu_a = scores.observed_a;
+  r.bleu_b = scores.observed_b;
+  r.mean_a = mean(r.bleu_a);
+  r.mean_b = mean(r.bleu_b);
+  r.delta = r.mean_b - r.mean_a;
+  r.samples = samples;
+  std::vector<double> deltas;
+  size_t at_most_0 = 0, at_least_0 = 0;
+  for (size_t s = 0; s < scores.a.size(); ++s) {
+    const double d = mean(scores.b[s]) - mean(scores.a[s]);
     deltas.push_back(d);
     at_most_0 += d <= 0;
     at_least_0 += d >= 0;

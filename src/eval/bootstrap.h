@@ -51,6 +51,16 @@ BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<BleuSt
                                             const std::vector<std::vector<BleuStats>>& stats_b, int samples = 1000,
                                             uint64_t seed = 12345);
 
+// Every run's corpus BLEU on the whole test set and on each of `samples` resamples of its
+// sentences (n drawn with replacement; the same resample for every run of both systems):
+// a[resample][run], b[resample][run]. What both the test above and eval/significance.h resample.
+struct ResampledScores {
+  std::vector<double> observed_a, observed_b;
+  std::vector<std::vector<double>> a, b;
+};
+ResampledScores resample_sentences(const std::vector<std::vector<BleuStats>>& runs_a,
+                                   const std::vector<std::vector<BleuStats>>& runs_b, int samples, uint64_t seed);
+
 // One output per system: Koehn's test.
 BootstrapResult paired_bootstrap_bleu(const std::vector<std::string>& hyps_a,
                                       const std::vector<std::string>& hyps_b,

@@ -1,10 +1,11 @@
 #include "eval/significance.h"
 
+#include "eval/bootstrap.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 
 // Boost.Math's Student t (Debian's libboost-dev, header-only): fractional degrees of freedom,
@@ -99,20 +100,6 @@ void finish(SignificanceResult& r) {
   r.detectable = (q + t_quantile(kPower, r.df)) * r.se;
 }
 
-// Corpus BLEU of one run on the test set that holds sentence i counts[i] times.
-double resampled_bleu(const std::vector<BleuStats>& run, const std::vector<uint32_t>& counts) {
-  BleuStats total;
-  for (size_t i = 0; i < counts.size(); ++i)
-    for (uint32_t c = 0; c < counts[i]; ++c) total += run[i];
-  return bleu_from_stats(total).score;
-}
-
-double corpus(const std::vector<BleuStats>& run) {
-  BleuStats total;
-  for (const auto& s : run) total += s;
-  return bleu_from_stats(total).score;
-}
-
 // Mean covariance over the resamples of x[r][i] and y[r][j] over the pairs (i, j) that `use` allows.
 template <typename Use>
 double mean_covariance(const std::vector<std::vector<double>>& x, const std::vector<std::vector<double>>& y, Use use) {
@@ -160,39 +147,19 @@ SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& 
                                      const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
                                      int samples, uint64_t resample_seed) {
   if (samples < 2) throw std::invalid_argument("bleu_significance: samples must be at least 2");
-  if (runs_a.empty() || runs_b.empty()) throw std::invalid_argument("bleu_significance: a variant has no runs");
-  const size_t n = runs_a.front().size();
-  for (const auto* side : {&runs_a, &runs_b})
-    for (const auto& run : *side)
-      if (run.size() != n)
-        throw std::invalid_argument("bleu_significance: outputs of " + std::to_string(run.size()) + " and " +
-                                    std::to_string(n) + " sentences");
-  SeededScores a{seeds_a, {}}, b{seeds_b, {}};
-  for (const auto& run : runs_a) a.scores.push_back(corpus(run));
-  for (const auto& run : runs_b) b.scores.push_back(corpus(run));
-  SignificanceResult r = start(a, b);
+  // Every run's BLEU on each resample of the sentences (the same resample for all runs).
+  const ResampledScores resampled = resample_sentences(runs_a, runs_b, samples, resample_seed);
+  SignificanceResult r = start({seeds_a, resampled.observed_a}, {seeds_b, resampled.observed_b});
   r.sentence_part_known = true;
   if (!r.testable) return r;
-
-  // Every run's BLEU on each resample of the sentences (the same resample for all runs).
-  std::mt19937_64 rng(resample_seed);
-  std::vector<uint32_t> counts(n);
-  std::vector<std::vector<double>> ra(static_cast<size_t>(samples)), rb(static_cast<size_t>(samples));
-  for (int s = 0; s < samples; ++s) {
-    std::fill(counts.begin(), counts.end(), 0u);
-    // Modulo rather than std::uniform_int_distribution, whose output differs between standard
-    // libraries; the bias (n / 2^64) is negligible.
-    for (size_t k = 0; k < n; ++k) ++counts[size_t(rng() % n)];
-    for (const auto& run : runs_a) ra[size_t(s)].push_back(resampled_bleu(run, counts));
-    for (const auto& run : runs_b) rb[size_t(s)].push_back(resampled_bleu(run, counts));
-  }
   // Var over test sets of (mean B − mean A), without each run's own sentence noise: only the
   // covariances between different runs. A paired run of A and B shares its seed, so that pair
   // is left out of the cross term too.
   const auto different = [](size_t i, size_t j) { return i != j; };
   const auto cross = [&](size_t i, size_t j) { return !(r.paired && i == j); };
-  const double v = mean_covariance(rb, rb, different) + mean_covariance(ra, ra, different) -
-                   2.0 * mean_covariance(ra, rb, cross);
+  const double v = mean_covariance(resampled.b, resampled.b, different) +
+                   mean_covariance(resampled.a, resampled.a, different) -
+                   2.0 * mean_covariance(resampled.a, resampled.b, cross);
   r.var_sentence = std::max(0.0, v);
   finish(r);
   return r;

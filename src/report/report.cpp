@@ -745,21 +745,26 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   cols.push_back(text_column(report, test, "verdict", [](const json& t) {
     const json v = t.value("verdict", json());
     if (!v.is_object()) return std::string();
-    std::string s = v.value("verdict", "") + ": " + v.value("why", "");
-    if (t.contains("seeds_needed") && t["seeds_needed"].is_number() && v.value("verdict", "") == "inconclusive" &&
-        s.find("seeds a variant") == std::string::npos)
-      s += " (" + std::to_string(t["seeds_needed"].get<int>()) + " seeds would)";
-    return s;
+    return v.value("verdict", "") + ": " + v.value("why", "");
   }));
   t.columns = kept(std::move(cols));
-  t.legend = "Scores: mean \xC2\xB1 std over " + seeds_text(report) +
-             ". \xCE\x94, 95% CI and p: the variant against the baseline by a t test whose variance adds the seeds' "
-             "and the test sentences' parts (two-sided; docs/statistics.md); p Holm: adjusted over the variants of this "
-             "table; detectable: the smallest \xCE\x94 this test finds with 80% power at the 5% level; \xCE\x94 per "
-             "seed: the variant's " + metric_name(in.metric) + " minus the baseline's, for each seed both have; "
-             "sentences only: Koehn's paired bootstrap over test sentences with the seeds held fixed (it leaves out "
-             "the seeds' noise: shown for comparison, not for deciding); expected: the effect the seed paper reports; "
-             "verdict: by the rule of docs/results/README.md.";
+  auto has = [&](const std::string& header) {
+    return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.header == header; });
+  };
+  std::vector<std::string> parts{"Scores: mean \xC2\xB1 std over " + seeds_text(report)};
+  if (has("p"))
+    parts.push_back("\xCE\x94, 95% CI and p: the variant against the baseline by a t test whose variance adds the "
+                    "seeds' and the test sentences' parts (two-sided; docs/statistics.md); p Holm: adjusted over the "
+                    "variants of this table; detectable: the smallest \xCE\x94 this test finds with 80% power at the 5% "
+                    "level");
+  parts.push_back("\xCE\x94 per seed: the variant's " + metric_name(in.metric) +
+                  " minus the baseline's, for each seed both have");
+  if (has("sentences only: 95% CI, p"))
+    parts.push_back("sentences only: Koehn's paired bootstrap over test sentences with the seeds held fixed (it leaves "
+                    "out the seeds' noise: shown for comparison, not for deciding)");
+  if (has("expected")) parts.push_back("expected: the effect the seed paper reports");
+  if (has("verdict")) parts.push_back("verdict: by the rule of docs/results/README.md");
+  t.legend = join(parts, "; ") + ".";
   return t;
 }
 
