@@ -1,11 +1,49 @@
 // `yoke report DIR`: an experiment's report rebuilt from the files of its folder alone.
+#include <cstdio>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "experiment/runner.h"
+#include "util/json_file.h"
 
 namespace yoke::cli {
+
+namespace {
+
+std::string signed2(const nlohmann::json& v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.2f", v.get<double>());
+  return buf;
+}
+
+// One line per comparison: "- l2 vs dot, flickr2016: inconclusive — why (Δ +0.12 [−0.3, +0.5], p 0.41, Holm 0.82; expected +0.50)".
+void print_verdicts(const nlohmann::json& report, std::ostream& out) {
+  const std::string metric = report.value("metric", "bleu"), baseline = report.value("baseline", "");
+  for (const auto& e : report.at("variants")) {
+    if (e.value("baseline", false)) continue;
+    for (const auto& [test, t] : e.at("tests").items()) {
+      if (!t.contains("verdict") || !t["verdict"].is_object()) continue;
+      out << "- " << e.value("variant", "") << " vs " << baseline << ", " << test << ": "
+          << t["verdict"].value("verdict", "") << " — " << t["verdict"].value("why", "");
+      std::string numbers;
+      if (t.contains("delta_" + metric) && t["delta_" + metric].is_number())
+        numbers = "\xCE\x94 " + signed2(t["delta_" + metric]);
+      if (t.contains("delta_ci95") && t["delta_ci95"].is_array())
+        numbers += " [" + signed2(t["delta_ci95"][0]) + ", " + signed2(t["delta_ci95"][1]) + "]";
+      char p[64] = "";
+      if (t.contains("p_value") && t["p_value"].is_number())
+        std::snprintf(p, sizeof p, ", p %.3f, Holm %.3f", t["p_value"].get<double>(), t.value("p_holm", 1.0));
+      numbers += p;
+      if (t.contains("expected") && t["expected"].is_number()) numbers += "; expected " + signed2(t["expected"]);
+      out << " (" << numbers << ")\n";
+    }
+  }
+}
+
+}  // namespace
 
 int cmd_report(int argc, char** argv) {
   Command cmd("report",
@@ -14,12 +52,20 @@ int cmd_report(int argc, char** argv) {
               "statistics) and model/metrics.jsonl. The same files give the same report, byte for byte; no\n"
               "data, references or checkpoints are read.\n\n"
               "--export DEST copies those files (and the hypotheses and analysis pictures, no checkpoints)\n"
-              "into DEST and reports there: the folder to commit under docs/results/.\n\n"
+              "into DEST and reports there: the folder to commit under docs/results/.\n"
+              "--verdicts prints the verdict of each comparison in DIR/report.json, one line each.\n\n"
               "example: yoke report docs/results/seed004-lm-gradshare-cpu");
   std::string dir, dest;
+  bool verdicts = false;
   cmd.add_option("dir", dir, "the experiment folder (yoke experiment --out)")->type_name("DIR")->required();
   cmd.add_option("--export", dest, "copy what the report is made from into DEST, then report there")->type_name("DEST");
+  cmd.add_flag("--verdicts", verdicts,
+               "print each comparison's verdict from DIR/report.json, one Markdown line each (for the claims index)");
   if (!cmd.read(argc, argv)) return 0;
+  if (verdicts) {
+    print_verdicts(read_json(dir + "/report.json"), std::cout);
+    return 0;
+  }
   if (dest.empty())
     write_experiment_report(dir, std::cerr);
   else

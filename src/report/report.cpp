@@ -552,9 +552,9 @@ Column metric_column(const json& report, const std::string& test, const std::str
 }
 
 // Text cells of one test entry per variant; the baseline's stay empty.
-Column text_column(const json& report, const std::string& test, const std::string& header,
+Column text_column(const json& report, const std::string& test, const std::string& header, bool numeric,
                    const std::function<std::string(const json& t)>& text) {
-  Column c{header, 0, true, {}};
+  Column c{header, 0, numeric, {}};
   for (const auto& e : report) {
     Cell cell;
     if (!e.value("baseline", false)) {
@@ -634,8 +634,8 @@ Column variant_column(const json& report) {
 // Columns nobody has a value for (no chrF, no timing, "ppl" without p) only add noise.
 std::vector<Column> kept(std::vector<Column> cols) {
   std::vector<Column> out;
-  for (auto& c : cols) {
-    if (!c.numeric || c.any_value()) out.push_back(std::move(c));
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i == 0 || cols[i].any_value()) out.push_back(std::move(cols[i]));  // the first names the rows
   }
   return out;
 }
@@ -687,7 +687,7 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
   std::vector<Column> deltas;
   for (const auto& test : tests) {
     Column score = metric_column(report, test, in.metric, m + " " + test);
-    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test),
+    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test), true,
                                 [&](const json& t) { return delta_text(t, in.metric); });
     if (stacked) {
       for (size_t r = 0; r < score.cells.size(); ++r)
@@ -726,23 +726,23 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   std::vector<Column> cols{variant_column(report)};
   for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
   cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
-  cols.push_back(text_column(report, test, "95% CI", ci_text));
+  cols.push_back(text_column(report, test, "95% CI", true, ci_text));
   cols.push_back(p_column(report, test, "p", "p_value"));
   cols.push_back(p_column(report, test, "p Holm", "p_holm"));
-  cols.push_back(text_column(report, test, "detectable", [](const json& t) {
+  cols.push_back(text_column(report, test, "detectable", true, [](const json& t) {
     const json d = t.value("test", json::object());
     return d.is_object() && d.contains("detectable") ? printf_str("%.2f", d["detectable"].get<double>()) : "";
   }));
-  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", per_seed_text));
-  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", [](const json& t) {
+  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", true, per_seed_text));
+  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", true, [](const json& t) {
     const json b = t.value("sentence_bootstrap", json());
     if (!b.is_object()) return std::string();
     return ci_text(b) + ", p " + p_text(b.value("p_value", 1.0));
   }));
-  cols.push_back(text_column(report, test, "expected", [](const json& t) {
+  cols.push_back(text_column(report, test, "expected", true, [](const json& t) {
     return t.contains("expected") && t["expected"].is_number() ? signed2(t["expected"].get<double>()) : "";
   }));
-  cols.push_back(text_column(report, test, "verdict", [](const json& t) {
+  cols.push_back(text_column(report, test, "verdict", false, [](const json& t) {
     const json v = t.value("verdict", json());
     if (!v.is_object()) return std::string();
     return v.value("verdict", "") + ": " + v.value("why", "");
@@ -900,7 +900,8 @@ std::string html_table(const Table& t, const json& report) {
     for (size_t ci = 0; ci < t.columns.size(); ++ci) {
       const Cell& cell = t.columns[ci].cells[r];
       const std::string text = html_escape(cell.text);
-      h += t.columns[ci].numeric ? "<td class=\"num\">" : "<td>";
+      // Sentences (a verdict) wrap; names and numbers stay on one line.
+      h += t.columns[ci].numeric ? "<td class=\"num\">" : ci > 0 ? "<td class=\"wrap\">" : "<td>";
       h += best[ci][r] ? "<strong>" + text + "</strong>" : text;
       if (!cell.note.empty()) h += "<br><span class=\"note\">" + html_escape(cell.note) + "</span>";
       h += "</td>";
@@ -1005,6 +1006,7 @@ std::string report_html(const json& report, const ReportInput& in, const std::st
       "th,td{padding:0.3em 0.6em;border-bottom:1px solid #ddd;white-space:nowrap;}\n"
       "th{border-bottom:2px solid #444;text-align:center;vertical-align:bottom;}\n"
       "td.num{text-align:right;font-variant-numeric:tabular-nums;}\n"
+      "td.wrap{white-space:normal;min-width:16em;}\n"
       ".note{font-size:0.8em;color:#555;font-weight:normal;}\n"
       "tr.baseline td{background:#f2f5fa;}\n"
       "p.legend{font-size:0.85em;color:#555;max-width:60em;}\n"

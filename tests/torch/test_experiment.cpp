@@ -107,6 +107,11 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   const auto md = slurp(exported / "report.md");
   EXPECT_NE(md.find("## Runs"), std::string::npos) << md;  // per-run convergence
   EXPECT_NE(md.find("yoke experiment --grid"), std::string::npos) << md;  // the command that ran
+  // The claims index's lines come from report.json.
+  const std::string verdicts = output_of({YOKE_BINARY, "report", exported.string(), "--verdicts"});
+  EXPECT_EQ(verdicts.rfind("- cosine vs dot, toy: ", 0), 0u) << verdicts;
+  const std::string said = read_json(exported / "report.json")["variants"][1]["tests"]["toy"]["verdict"]["verdict"];
+  EXPECT_NE(verdicts.find(": " + said + " \xE2\x80\x94 "), std::string::npos) << verdicts;
 
   // Killed after its first run, the experiment resumes without redoing it and ends with the same numbers.
   const auto out2 = work_dir() / "experiment-killed";
