@@ -125,8 +125,9 @@ int cmd_compare(int argc, char** argv) {
   };
   std::vector<int> seeds_a, seeds_b;
   const auto a = stats_of(hyp_a, &seeds_a), b = stats_of(hyp_b, &seeds_b);
-  const SignificanceResult r = bleu_significance(a, seeds_a, b, seeds_b, samples, seed);
-  const BootstrapResult k = paired_bootstrap_bleu_seeds(a, b, samples, seed);
+  const ResampledScores resampled = resample_sentences(a, b, samples, seed);
+  const SignificanceResult r = bleu_significance(resampled, seeds_a, seeds_b);
+  const BootstrapResult k = sentence_bootstrap(resampled);
   std::vector<double> per_seed_delta;
   if (a.size() == b.size())
     for (size_t s = 0; s < a.size(); ++s) per_seed_delta.push_back(k.bleu_b[s] - k.bleu_a[s]);

@@ -107,7 +107,11 @@ ResampledScores resample_sentences(const std::vector<std::vector<BleuStats>>& ru
 BootstrapResult paired_bootstrap_bleu_seeds(const std::vector<std::vector<BleuStats>>& stats_a,
                                             const std::vector<std::vector<BleuStats>>& stats_b, int samples,
                                             uint64_t seed) {
-  const ResampledScores scores = resample_sentences(stats_a, stats_b, samples, seed);
+  return sentence_bootstrap(resample_sentences(stats_a, stats_b, samples, seed));
+}
+
+BootstrapResult sentence_bootstrap(const ResampledScores& scores) {
+  const int samples = int(scores.a.size());
   BootstrapResult r;
   r.bleu_a = scores.observed_a;
   r.bleu_b = scores.observed_b;

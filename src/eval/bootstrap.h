@@ -61,6 +61,9 @@ struct ResampledScores {
 ResampledScores resample_sentences(const std::vector<std::vector<BleuStats>>& runs_a,
                                    const std::vector<std::vector<BleuStats>>& runs_b, int samples, uint64_t seed);
 
+// paired_bootstrap_bleu_seeds on resamples already drawn (a report draws them once for both tests).
+BootstrapResult sentence_bootstrap(const ResampledScores& scores);
+
 // One output per system: Koehn's test.
 BootstrapResult paired_bootstrap_bleu(const std::vector<std::string>& hyps_a,
                                       const std::vector<std::string>& hyps_b,

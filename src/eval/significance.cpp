@@ -148,7 +148,12 @@ SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& 
                                      int samples, uint64_t resample_seed) {
   if (samples < 2) throw std::invalid_argument("bleu_significance: samples must be at least 2");
   // Every run's BLEU on each resample of the sentences (the same resample for all runs).
-  const ResampledScores resampled = resample_sentences(runs_a, runs_b, samples, resample_seed);
+  return bleu_significance(resample_sentences(runs_a, runs_b, samples, resample_seed), seeds_a, seeds_b);
+}
+
+SignificanceResult bleu_significance(const ResampledScores& resampled, const std::vector<int>& seeds_a,
+                                     const std::vector<int>& seeds_b) {
+  if (resampled.a.size() < 2) throw std::invalid_argument("bleu_significance: at least 2 resamples are needed");
   SignificanceResult r = start({seeds_a, resampled.observed_a}, {seeds_b, resampled.observed_b});
   r.sentence_part_known = true;
   if (!r.testable) return r;

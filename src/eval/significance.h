@@ -62,6 +62,12 @@ SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& 
                                      const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
                                      int samples = 1000, uint64_t resample_seed = 12345);
 
+// The same on sentence resamples already drawn (eval/bootstrap.h), which the sentence-only
+// bootstrap can share.
+struct ResampledScores;
+SignificanceResult bleu_significance(const ResampledScores& resampled, const std::vector<int>& seeds_a,
+                                     const std::vector<int>& seeds_b);
+
 // The smallest k such that a comparison with k seeds on each side (paired when r was) detects an
 // effect of size |effect| with 80% power at the 5% level, given the seed and sentence variances
 // measured in r; nullopt when not testable, or no k ≤ max_seeds does (the sentence part alone

@@ -248,8 +248,9 @@ json significance(const Runs* base, bool is_baseline, const Runs& var, const std
     if (!sa.runs.empty() && !sb.runs.empty()) {
       if (sa.runs.front().size() != sb.runs.front().size())
         throw InputError("report: the variants' outputs of test " + test + " differ in length");
-      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds, samples);
-      const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples);
+      const ResampledScores resampled = resample_sentences(sa.runs, sb.runs, samples, 12345);
+      r = bleu_significance(resampled, sa.seeds, sb.seeds);
+      const BootstrapResult k = sentence_bootstrap(resampled);
       out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
     } else {
       r = seed_significance(a, b);
