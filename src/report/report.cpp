@@ -641,16 +641,6 @@ std::vector<Column> kept(std::vector<Column> cols) {
   return out;
 }
 
-size_t bootstrap_samples_of(const json& report) {
-  for (const auto& e : report) {
-    const json tests = e.value("tests", json::object());  // items() of a temporary would dangle
-    for (const auto& [name, t] : tests.items())
-      if (t.contains("sentence_bootstrap") && t["sentence_bootstrap"].is_object())
-        return t["sentence_bootstrap"].value("samples", size_t(0));
-  }
-  return 0;
-}
-
 bool any_p(const json& report, const std::vector<std::string>& tests) {
   for (const auto& e : report)
     for (const auto& test : tests)

@@ -1,5 +1,5 @@
 // The report of an experiment: a grid of finished runs (variants × seeds) summarised per variant
-// (mean ± std over seeds, difference to the baseline, paired-bootstrap p-value), written as
+// (mean ± std over seeds, difference to the baseline, its test over seeds and sentences, a verdict), written as
 // JSON, Markdown, CSV and a self-contained HTML page.
 #pragma once
 #include <map>
