@@ -83,12 +83,14 @@ SignificanceResult start(const SeededScores& a, const SeededScores& b) {
   return r;
 }
 
-// Satterthwaite: the sentence part, from a whole test set's resamples, has (practically)
-// infinite degrees of freedom, so df = V² / (V_seed² / df_seed).
+// The degrees of freedom stay the seed part's (k − 1 paired, Welch's otherwise), whatever the
+// sentence part adds. Satterthwaite's df for the sum, with the sentence part counted as known,
+// grows exactly when the seed spread happens to come out small, which is when |t| is large: on
+// simulated A/A experiments with 3 seeds that made the test call 2.8% significant at the 1.25%
+// level (the seeds-only t: 1.27%). Keeping df_seed is conservative and holds the level in the tails.
 void finish(SignificanceResult& r) {
   if (!r.testable) return;
   const double var = r.var_seed + r.var_sentence;
-  r.df = r.var_seed > 0 ? var * var / (r.var_seed * r.var_seed / r.df) : std::numeric_limits<double>::infinity();
   r.se = std::sqrt(var);
   const double q = t_quantile(1.0 - kLevel / 2, r.df);
   r.ci_low = r.delta - q * r.se;
@@ -177,8 +179,7 @@ std::optional<int> seeds_needed(const SignificanceResult& r, double effect, int 
                                : r.var_seed * double(r.seeds_a + r.seeds_b) / 2.0;  // ≈ σ²_A + σ²_B
   for (int k = 2; k <= max_seeds; ++k) {
     const double vs = unit / k, var = vs + r.var_sentence;
-    const double df_seed = r.paired ? k - 1.0 : 2.0 * k - 2.0;
-    const double df = vs > 0 ? var * var / (vs * vs / df_seed) : std::numeric_limits<double>::infinity();
+    const double df = r.paired ? k - 1.0 : 2.0 * k - 2.0;  // the seed part's, as finish() uses
     const double detectable = (t_quantile(1.0 - kLevel / 2, df) + t_quantile(kPower, df)) * std::sqrt(var);
     if (detectable <= std::fabs(effect)) return k;
   }

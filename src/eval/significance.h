@@ -16,14 +16,15 @@
 //                  across the variants, entering as in Var(mean B − mean A)). What two
 //                  independent seeds share is the test set; a single seed's own sentence noise
 //                  is already in the seed part and is not counted twice. Clamped at 0.
-// and compares Δ / √(variance) with Student's t at the Satterthwaite df of the sum (the sentence
-// part, from a thousand sentences, counted as known). The 95% interval is Δ ± t(0.975, df) · SE
+// and compares Δ / √(variance) with Student's t at the seed part's degrees of freedom (the sum's
+// Satterthwaite df grows when the seed spread comes out small, just when |t| is large, which made
+// the test too eager in the tails: significance.cpp). The 95% interval is Δ ± t(0.975, df) · SE
 // and p is two-sided, so p < 0.05 exactly when the interval excludes 0.
 //
 // tests/core/test_calibration.cpp checks it on simulated experiments: with no true difference it
 // calls 2–9% of comparisons significant at 5% (the sentence-only bootstrap, which leaves the seed
-// part out, calls over 40%), and it finds a difference of 3 seed standard deviations more than
-// 80% of the time with 5 seeds.
+// part out, calls over a third), and it finds a difference of 3 seed standard deviations more
+// than 80% of the time with 5 seeds.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -102,6 +102,35 @@ TEST(Calibration, ADifferenceOfThreeSeedDeviationsIsFoundWithFiveSeeds) {
   EXPECT_GT(r.new_test, 0.80);
 }
 
+// seeds = auto 3..6 on A/A experiments: look after 3, 4, 5 and 6 seeds, each look at 0.05 / 4, and
+// stop at the first decision. Over all the looks the share of experiments that decide falsely must
+// stay near or below 5% (Bonferroni bounds it by 5%; the bound of the test leaves room for the
+// simulation's noise, 300 experiments).
+TEST(Calibration, AddingSeedsUntilDecidedKeepsTheErrorRate) {
+  sim::Draws d(77);
+  const sim::Noise noise;
+  constexpr int kMin = 3, kMax = 6, kRuns = 300;
+  const double alpha = 0.05 / (kMax - kMin + 1);
+  int false_decisions = 0, looked_past_min = 0;
+  for (int e = 0; e < kRuns; ++e) {
+    const sim::TestSet t = sim::make_test_set(200, d);
+    auto a = sim::simulate_variant(t, 1.0, kMax, noise, d), b = sim::simulate_variant(t, 1.0, kMax, noise, d);
+    for (int k = kMin; k <= kMax; ++k) {
+      const std::vector<std::vector<BleuStats>> ak(a.begin(), a.begin() + k), bk(b.begin(), b.begin() + k);
+      const SignificanceResult r = bleu_significance(ak, seed_list(k), bk, seed_list(k), 100, uint64_t(e) * 10 + k);
+      if (r.p_value < alpha) {
+        ++false_decisions;
+        break;
+      }
+      looked_past_min += k == kMin;
+    }
+  }
+  const double rate = double(false_decisions) / kRuns;
+  std::cout << "A/A, seeds 3..6 until decided: false decisions " << rate << "\n";
+  EXPECT_LE(rate, 0.07);
+  EXPECT_GT(looked_past_min, kRuns / 2);  // most experiments did look again with more seeds
+}
+
 TEST(Significance, IntervalAndTwoSidedPAgree) {
   sim::Draws d(3);
   const sim::Noise noise;
