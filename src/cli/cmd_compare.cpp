@@ -78,6 +78,7 @@ int cmd_compare(int argc, char** argv) {
   cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
+  if (samples < 2) throw InputError("compare: --samples must be at least 2, got " + std::to_string(samples));
   const auto planned = [&](const SignificanceResult& r) -> nlohmann::json {
     if (!*ex || !r.testable) return nullptr;
     const auto k = seeds_needed(r, expect);

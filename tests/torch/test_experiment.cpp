@@ -139,6 +139,12 @@ TEST(Experiment, CompareOfIdenticalSystemsIsNotSignificant) {
   EXPECT_NEAR(j.at("p_value").get<double>(), 1.0, 1e-12);
   EXPECT_NE(j.at("method").get<std::string>().find("sentences only"), std::string::npos);
   EXPECT_EQ(j.at("delta").get<double>(), 0.0);
+  // Too few resamples is the user's error (exit 2, naming the option), not an internal one.
+  EXPECT_EQ(run({YOKE_BINARY, "compare", "--hyp-a", hyp.string(), "--hyp-b", hyp.string(), "--ref", hyp.string(),
+                 "--samples", "0"},
+                work_dir() / "samples0.log"),
+            2);
+  EXPECT_NE(slurp(work_dir() / "samples0.log").find("--samples"), std::string::npos);
 }
 
 TEST(Experiment, CompareTakesOneFilePerSeedForEachSystem) {
