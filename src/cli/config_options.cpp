@@ -29,7 +29,7 @@ ConfigOptions::ConfigOptions(CLI::App& app) : app_(app) {
   app.add_option("--config", file_, "`key = value` lines ('#' starts a comment), read before the other settings")
       ->type_name("FILE");
   set_option_ = add_overrides_option(app, sets_, "set a config key; --KEY VALUE does the same");
-  app.add_flag("--keys-markdown", markdown_, "print the config keys as a Markdown table (the README's) and exit");
+  app.add_flag("--keys-markdown", markdown_, "print the config keys as a Markdown table (docs/config-keys.md's) and exit");
   for (const auto& k : config_keys()) {
     std::string names = "--" + k.name, dashed = k.name;
     std::replace(dashed.begin(), dashed.end(), '_', '-');

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <stdexcept>
 #include <type_traits>
 
+#include "config/key_ranges.h"
 #include "util/error.h"
 #include "util/spelling.h"
 
@@ -164,6 +166,7 @@ std::string config_keys_markdown() {
   for (const auto& k : config_keys()) {
     if (k.section != section) out += "| **" + (section = k.section) + "** | | | |\n";
     std::string type = k.type;
+    if (const KeyRange* r = key_range(k.name)) type += ", " + range_text(*r);
     if (!k.choices.empty()) {
       type = "";
       for (const auto& c : k.choices) type += (type.empty() ? "`" : ", `") + c + "`";
@@ -202,31 +205,22 @@ void Config::validate() const {
         throw InputError(std::string(name) + " = " + field + ": expected " + expected);
     }
   });
-  auto positive = [&](const char* k, double v) {
-    if (!(v > 0)) throw InputError(std::string(k) + " must be positive, got " + text_of(v) + from(k));
-  };
-  positive("d_model", d_model); positive("heads", heads); positive("ffn_dim", ffn_dim);
-  positive("max_tokens", max_tokens); positive("update_freq", update_freq); positive("lr", lr);
-  positive("dist_timeout", dist_timeout); positive("dist_bucket_mb", dist_bucket_mb);
-  positive("max_positions", max_positions); positive("beam", beam);
+  // Every int and double key within its range (config/key_ranges.h), NaN never.
+  visit_fields(*this, [&](const char* name, const auto& field, const char*) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) {
+      const KeyRange* range = key_range(name);
+      if (!range) throw std::logic_error(std::string("config key ") + name + " has no range in config/key_ranges.cpp");
+      if (!in_range(*range, double(field)))
+        throw InputError(std::string(name) + " must be " + range_text(*range) + ", got " + text_of(field) + from(name));
+    }
+  });
   if (d_model % heads != 0)
     throw InputError("d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
                      std::to_string(heads) + ")" + (from("heads").empty() ? from("d_model") : from("heads")));
-  if (encoder_layers < 0) throw InputError("encoder_layers must be >= 0" + from("encoder_layers"));
-  if (decoder_layers < 1) throw InputError("decoder_layers must be >= 1" + from("decoder_layers"));
-  if (dropout < 0 || dropout >= 1) throw InputError("dropout must be in [0, 1)" + from("dropout"));
-  if (label_smoothing < 0 || label_smoothing >= 1)
-    throw InputError("label_smoothing must be in [0, 1)" + from("label_smoothing"));
-  if (factored_rank < 0) throw InputError("factored_rank must be >= 0" + from("factored_rank"));
-  if (lm_block < 0) throw InputError("lm_block must be >= 0 (0 = one sentence per row)" + from("lm_block"));
   if (task == Task::lm && lm_block >= max_positions)
     throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
                      std::to_string(max_positions) + ")" + from("lm_block"));
-  for (const auto& [key, l] : {std::pair<const char*, double>{"lambda_lm", lambda_lm}, {"lambda_wf", lambda_wf},
-                               {"lambda_ur", lambda_ur}})
-    if (l < 0 || l > 1) throw InputError(std::string(key) + " must be in [0, 1]" + from(key));
-  if (conv_weight_dropout < 0 || conv_weight_dropout >= 1)
-    throw InputError("conv_weight_dropout must be in [0, 1)" + from("conv_weight_dropout"));
   if (convolutional()) {
     const auto enc = encoder_kernel_sizes(), dec = decoder_kernel_sizes();
     // Wu et al. 2019's kernels grow with depth; one set of weights for every layer needs one size.

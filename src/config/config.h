@@ -50,7 +50,7 @@ struct ConfigKey {
 };
 const std::vector<ConfigKey>& config_keys();
 
-// The keys as a Markdown table (the README's, between its config-keys markers).
+// The keys as a Markdown table (docs/config-keys.md's, between its config-keys markers).
 std::string config_keys_markdown();
 
 // Reads `key = value` lines ('#' starts a comment); errors name the file and line.

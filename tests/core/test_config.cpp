@@ -2,12 +2,16 @@
 // name their origin, JSON keeps the names (so old checkpoints load), and every key is described.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/key_ranges.h"
 #include "util/error.h"
 
 using namespace yoke;
@@ -123,7 +127,7 @@ TEST(ConfigErrors, RangeErrorsAndUnclosedQuotesNameFileAndLine) {
   EXPECT_EQ(load_config_file(path).data, "runs/x");
   apply_overrides(c, {"dropout=1.5"}, "--set dropout=1.5");
   c.heads = 2;
-  EXPECT_EQ(error_of([&] { c.validate(); }), "dropout must be in [0, 1) — --set dropout=1.5");
+  EXPECT_EQ(error_of([&] { c.validate(); }), "dropout must be in [0, 1), got 1.5 — --set dropout=1.5");
   fs::remove(path);
 }
 
@@ -152,6 +156,52 @@ TEST(ConfigKeys, EveryKeyIsDescribed) {
   const auto tie = std::find_if(config_keys().begin(), config_keys().end(), [](auto& k) { return k.name == "tie"; });
   EXPECT_EQ(tie->choices, names_of<Tie>());
   EXPECT_EQ(tie->default_value, "decoder");
+}
+
+// Every int and double key has a range (config/key_ranges.h) and validate() refuses a value just
+// outside it, and NaN, naming the key and where it was set; the defaults lie inside.
+TEST(ConfigKeys, EveryNumericKeyRejectsValuesOutsideItsRange) {
+  Config{}.validate();
+  size_t numeric = 0;
+  for (const auto& k : config_keys()) {
+    if (k.type != "integer" && k.type != "number") {
+      EXPECT_EQ(key_range(k.name), nullptr) << k.name;
+      continue;
+    }
+    ++numeric;
+    const KeyRange* r = key_range(k.name);
+    ASSERT_NE(r, nullptr) << k.name << " has no range";
+    std::vector<std::string> outside;
+    // Just below the lower bound (the bound itself when it is open), just above the upper one.
+    if (std::isfinite(r->lo)) outside.push_back(r->lo_open ? std::to_string(r->lo) : std::to_string(r->lo - 1));
+    if (std::isfinite(r->hi)) outside.push_back(r->hi_open ? std::to_string(r->hi) : std::to_string(r->hi + 1));
+    if (k.type == "number") outside.push_back("nan");
+    ASSERT_FALSE(outside.empty()) << k.name << ": a range with no bound";
+    for (const auto& v : outside) {
+      Config c;
+      const std::string value = k.type == "integer" ? std::to_string(int(std::stod(v))) : v;
+      // Refused when read (not a number) or when checked: either way the message names key and place.
+      const std::string e = error_of([&] {
+        c.set(k.name, value, "--set " + k.name + "=" + value);
+        c.validate();
+      });
+      EXPECT_NE(e.find(k.name), std::string::npos) << k.name << "=" << value << ": " << e;
+      EXPECT_NE(e.find("--set " + k.name), std::string::npos) << k.name << "=" << value << ": " << e;
+    }
+  }
+  EXPECT_GE(numeric, 40u);
+  // Examples from the second probe: each was accepted silently before.
+  for (const char* bad : {"adam_beta1=1.5", "activation_dropout=1", "weight_decay=-1", "clip_norm=-1", "keep_last=-3",
+                          "valid_interval=-1", "patience=-1", "max_len_a=-1", "lenpen=-5", "attention_dropout=2",
+                          "beam=10000"}) {
+    Config c;
+    const std::string kv = bad;
+    EXPECT_FALSE(error_of([&] {
+                   c.set(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1), std::string("--set ") + bad);
+                   c.validate();
+                 }).empty())
+        << bad;
+  }
 }
 
 TEST(ConfigKeys, MarkdownHasARowPerKey) {
@@ -189,7 +239,7 @@ TEST(ConfigKernels, ListsAreReadPerLayer) {
   c.arch = "lightconv";
   c.cross_layer = false;
   c.conv_weight_dropout = 1.0;
-  EXPECT_EQ(error_of([&] { c.validate(); }), "conv_weight_dropout must be in [0, 1)");
+  EXPECT_EQ(error_of([&] { c.validate(); }), "conv_weight_dropout must be in [0, 1), got 1");
 }
 
 // `yoke experiment --nproc N` hands each run's config to its workers as a file: every value,

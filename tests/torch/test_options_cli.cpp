@@ -24,15 +24,15 @@ std::string usage_error(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST(OptionsCli, ReadmeKeyTableIsTheProgramsOutput) {
-  const std::string readme = slurp(fs::path(YOKE_SOURCE_DIR) / "README.md");
+TEST(OptionsCli, KeyTableDocIsTheProgramsOutput) {
+  const std::string readme = slurp(fs::path(YOKE_SOURCE_DIR) / "docs" / "config-keys.md");
   const std::string begin = "<!-- config-keys:begin -->\n", end = "<!-- config-keys:end -->";
   const auto a = readme.find(begin), b = readme.find(end);
   ASSERT_NE(a, std::string::npos);
   ASSERT_NE(b, std::string::npos);
   const std::string block = readme.substr(a + begin.size(), b - a - begin.size());
   EXPECT_EQ(block, output_of({YOKE_BINARY, "train", "--keys-markdown"}))
-      << "README.md's config-keys block is stale: replace it with `build/yoke train --keys-markdown`";
+      << "docs/config-keys.md's block is stale: replace it with `build/yoke train --keys-markdown`";
 }
 
 TEST(OptionsCli, TrainHelpListsEveryKey) {
