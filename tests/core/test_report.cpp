@@ -418,6 +418,8 @@ TEST(Report, MeanStdDeltaAndBootstrap) {
   const auto& same = entry(r, "same")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(same["delta_bleu"].get<double>(), 0.0);
   // The same outputs: Δ 0 on every seed and every resample, nothing to find (two-sided p = 1).
+  // Exact: the same statistics summed in the same order give Δ = 0 on every resample, and p is
+  // then min(1, …) on any machine.
   EXPECT_DOUBLE_EQ(same["p_value"].get<double>(), 1.0);
   EXPECT_EQ(same["test"]["method"], "seeds and sentences");
   EXPECT_EQ(same["verdict"]["verdict"], "inconclusive");
@@ -489,7 +491,7 @@ TEST(Report, PerplexityIsTestedOverSeedsOnly) {
   // No per-sentence scores: the seeds-only test, on Δ per seed −10 and −10 (no spread: SE 0).
   EXPECT_EQ(t["test"]["method"], "seeds");
   EXPECT_TRUE(t["sentence_bootstrap"].is_null());
-  EXPECT_DOUBLE_EQ(t["test"]["se"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(t["test"]["se"].get<double>(), 0.0);  // exact: −10 − (−10) in whole numbers, no BLAS
   const std::string md = report_markdown(r, g.input);
   EXPECT_NE(md.find("PPL test2016"), std::string::npos);
   EXPECT_NE(md.find("\xCE\x94 PPL"), std::string::npos);

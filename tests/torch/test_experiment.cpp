@@ -243,6 +243,7 @@ TEST(Grid, ExpectNamesEachVariantsEffect) {
                          "[variant c]\noutput = cosine\n";
   const auto g = load_grid(path.string());
   ASSERT_EQ(g.expected.size(), 2u);
+  // Exact: the text "+0.6" reads as the same double as the literal 0.6.
   EXPECT_DOUBLE_EQ(g.expected.at("b"), 0.6);
   EXPECT_DOUBLE_EQ(g.expected.at("c"), -1.5);
   std::ofstream(path) << "[grid]\nexpect = z:+0.6\n[variant a]\ntie = all\n";
@@ -285,7 +286,7 @@ TEST(Experiment, AutoSeedsAddSeedsOnlyWhileAComparisonIsUndecided) {
   const auto record = read_json(out / "experiment.json");
   const auto& q = record.at("sequential");
   EXPECT_EQ(q.at("looks"), 2);
-  EXPECT_DOUBLE_EQ(q.at("alpha").get<double>(), 0.025);
+  EXPECT_DOUBLE_EQ(q.at("alpha").get<double>(), 0.025);  // 0.05 / 2: halving is exact in binary
   ASSERT_GE(q.at("rounds").size(), 1u);
   const auto& first = q.at("rounds")[0];
   EXPECT_EQ(first.at("seeds"), 2);
