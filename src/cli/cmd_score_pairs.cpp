@@ -36,7 +36,7 @@ int cmd_score_pairs(int argc, char** argv) {
       ->required();
   CLI::Option* output_given =
       cmd.add_option("--output", output, "where to write the scores")->type_name("FILE")->default_str("standard output");
-  add_value(cmd, "--lenpen", lenpen, "A", "score = log p / (subwords + 1)^A")->capture_default_str();
+  add_value(cmd, "--lenpen", lenpen, "A", "score = log p / (subwords + 1)^A")->capture_default_str()->check(in_key_range("lenpen"));
   cmd.add_flag("--word-scores", word_scores, "print each subword's log-probability too");
   cmd.add_flag("--nbest", nbest, "--tgt is an n-best list (INDEX ||| TEXT ||| …)");
   add_value(cmd, "--batch-tokens", batch_tokens, "N", "padded tokens per batch")->capture_default_str();

@@ -32,10 +32,14 @@ int cmd_translate(int argc, char** argv) {
   cmd.add_option("--input", input, "source text")->type_name("FILE")->default_str("standard input");
   CLI::Option* output_given =
       cmd.add_option("--output", output, "where to write translations")->type_name("FILE")->default_str("standard output");
-  add_value(cmd, "--beam", so.beam, "N", "beam size; 1 = greedy")->capture_default_str();
-  add_value(cmd, "--lenpen", so.lenpen, "A", "length penalty: score = log p / length^A")->capture_default_str();
-  add_value(cmd, "--max-len-a", so.max_len_a, "A", "at most A·source_length + B target tokens")->capture_default_str();
-  add_value(cmd, "--max-len-b", so.max_len_b, "B", "see --max-len-a")->capture_default_str();
+  add_value(cmd, "--beam", so.beam, "N", "beam size; 1 = greedy")->capture_default_str()->check(in_key_range("beam"));
+  add_value(cmd, "--lenpen", so.lenpen, "A", "length penalty: score = log p / length^A")
+      ->capture_default_str()
+      ->check(in_key_range("lenpen"));
+  add_value(cmd, "--max-len-a", so.max_len_a, "A", "at most A·source_length + B target tokens")
+      ->capture_default_str()
+      ->check(in_key_range("max_len_a"));
+  add_value(cmd, "--max-len-b", so.max_len_b, "B", "see --max-len-a")->capture_default_str()->check(in_key_range("max_len_b"));
   int nbest = 0;
   bool scores = false;
   std::string force_ref;
@@ -61,7 +65,6 @@ int cmd_translate(int argc, char** argv) {
   if (so.workers == 0) so.workers = default_workers(*threads_given ? threads : 0);
   auto m = load_model_for(Task::translate, model.dir, model.checkpoint, model.device);
   std::vector<std::string> lines = read_lines(input);
-  if (so.beam < 1) throw InputError("--beam must be at least 1");
   if (nbest < 0) throw InputError("--nbest must not be negative");
   if (nbest > so.beam)
     throw InputError("--nbest " + std::to_string(nbest) + " needs --beam " + std::to_string(nbest) +

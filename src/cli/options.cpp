@@ -1,9 +1,12 @@
 #include "cli/options.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
+#include "config/key_ranges.h"
 #include "util/error.h"
 #include "util/spelling.h"
 
@@ -157,8 +160,22 @@ void add_model_options(CLI::App& app, ModelOptions& model, bool with_device) {
         ->capture_default_str();
 }
 
+CLI::Validator in_key_range(const std::string& key) {
+  const KeyRange* range = key_range(key);
+  if (!range) throw std::logic_error("in_key_range: config key " + key + " has no range");
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !in_range(*range, v))
+          return "must be " + range_text(*range) + ", got " + text;
+        return "";
+      },
+      range_text(*range));
+}
+
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text) {
-  return add_value(app, "--threads", threads, "N", "CPU threads")->default_str(default_text);
+  return add_value(app, "--threads", threads, "N", "CPU threads")->default_str(default_text)->check(in_key_range("threads"));
 }
 
 CLI::Option* add_repeated(CLI::App& app, const std::string& name, std::vector<std::string>& values,

@@ -46,6 +46,11 @@ struct ModelOptions {
 };
 void add_model_options(CLI::App& app, ModelOptions& model, bool with_device);
 
+// A check that an option's value lies in the range of the config key it stands for
+// (config/key_ranges.h: --beam as beam, --lenpen as lenpen, ...); NaN never. The error names the
+// option and the range.
+CLI::Validator in_key_range(const std::string& key);
+
 // --threads N (CPU threads for LibTorch); the option is unset when not given ("all cores").
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text = "all cores");
 

@@ -3,6 +3,8 @@
 // option or the origin of a bad value and exit with code 2.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +91,25 @@ TEST(OptionsCli, BadValuesNameTheirOrigin) {
             std::string::npos);
   EXPECT_NE(usage_error({YOKE_BINARY, "params", "--set", "output=cos"})
                 .find("output = cos: expected dot, l2, square, distance, cosine — command line"),
+            std::string::npos);
+}
+
+// Decoding options take the ranges of the config keys they stand for: each value below was taken
+// before (a backtrace for --threads -3, nan scores for --lenpen nan, two minutes a sentence for
+// --beam 10000).
+TEST(OptionsCli, DecodingOptionsAreRangeChecked) {
+  for (const auto& [option, value, range] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"--threads", "-3", "in [0, 4096]"},
+                                                                      {"--lenpen", "nan", "in [0, 10]"},
+                                                                      {"--beam", "10000", "in [1, 1024]"},
+                                                                      {"--beam", "0", "in [1, 1024]"},
+                                                                      {"--max-len-a", "-1", ">= 0"}}) {
+    const std::string e = usage_error({YOKE_BINARY, "translate", "--model", "m", option, value});
+    EXPECT_NE(e.find("yoke translate: error: " + option + " must be " + range + ", got " + value), std::string::npos)
+        << e;
+  }
+  EXPECT_NE(usage_error({YOKE_BINARY, "score-pairs", "--model", "m", "--src", "s", "--tgt", "t", "--lenpen", "-5"})
+                .find("--lenpen must be in [0, 10], got -5"),
             std::string::npos);
 }
 
