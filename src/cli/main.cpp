@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "util/error.h"
@@ -44,25 +45,31 @@ void print_help() {
   for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
 }
 
+// Output to a full disk or a closed pipe must not pass for success: stdio reports a failed write
+// only when its buffer is flushed. Returns false (having said so) when standard output failed.
+bool standard_output_written(const std::string& who) {
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << who << ": error: cannot write standard output: " << std::strerror(errno) << std::endl;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
+    if (!standard_output_written("yoke")) return 1;
     return argc < 2 ? 2 : 0;
   }
   for (const auto& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {
       const int rc = c.run(argc, argv);
-      // Output to a full disk or a closed pipe must not pass for success: stdio reports a
-      // failed write only when its buffer is flushed.
-      std::cout.flush();
-      if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-        std::cerr << "yoke " << c.name << ": error: cannot write standard output: " << std::strerror(errno) << std::endl;
-        return 1;
-      }
+      if (!standard_output_written(std::string("yoke ") + c.name)) return 1;
       return rc;
     } catch (const yoke::InputError& e) {
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;

@@ -2,7 +2,9 @@
 // `--help` lists every key, settings apply in command-line order, and usage errors name the
 // option or the origin of a bad value and exit with code 2.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <cstdlib>
 #include <tuple>
 
 #include <fstream>
@@ -136,5 +138,14 @@ TEST(OptionsCli, EveryCommandHasHelp) {
     const std::string help = output_of({YOKE_BINARY, command, "--help"});
     EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n\n", 0), 0u) << help;
     EXPECT_NE(help.find("  -h, --help"), std::string::npos) << command;
+  }
+}
+
+TEST(OptionsCli, HelpToAFullDeviceIsAnError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  for (const std::string args : {"--help", "translate --help"}) {
+    const int status = std::system((std::string(YOKE_BINARY) + " " + args + " > /dev/full 2> /dev/null").c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << "yoke " << args << " > /dev/full";
   }
 }
