@@ -218,6 +218,11 @@ void Config::validate() const {
   if (d_model % heads != 0)
     throw InputError("d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
                      std::to_string(heads) + ")" + (from("heads").empty() ? from("d_model") : from("heads")));
+  if (factored_rank >= d_model)
+    throw InputError("factored_rank (" + std::to_string(factored_rank) + ") must be smaller than d_model (" +
+                     std::to_string(d_model) + ") to save parameters" + from("factored_rank"));
+  if (factored_rank > 0 && tie == Tie::shared_private)
+    throw InputError("tie = shared-private does not combine with factored_rank" + from("factored_rank"));
   if (task == Task::lm && lm_block >= max_positions)
     throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
                      std::to_string(max_positions) + ")" + from("lm_block"));

@@ -210,6 +210,10 @@ TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len, b
   };
   TokenizedCorpus corpus = collect(train, enc, keep);
   train.stats.kept = corpus.size();
+  if (corpus.size() == 0)
+    throw InputError("prepare: no training pair is left (" + std::to_string(train.stats.dropped_long) + " over --max-len " +
+                     std::to_string(max_len) + " tokens, " + std::to_string(train.stats.dropped_empty) +
+                     " empty after encoding): nothing to train on");
   return corpus;
 }
 

@@ -204,6 +204,16 @@ TEST(ConfigKeys, EveryNumericKeyRejectsValuesOutsideItsRange) {
   }
 }
 
+TEST(ConfigErrors, FactoredRankErrorsNameWhereItWasSet) {
+  Config c;
+  c.set("factored_rank", "300", "--set factored_rank=300");
+  EXPECT_EQ(error_of([&] { c.validate(); }),
+            "factored_rank (300) must be smaller than d_model (256) to save parameters — --set factored_rank=300");
+  c.set("factored_rank", "16", "--set factored_rank=16");
+  c.set("tie", "shared-private");
+  EXPECT_NE(error_of([&] { c.validate(); }).find("— --set factored_rank=16"), std::string::npos);
+}
+
 TEST(ConfigKeys, MarkdownHasARowPerKey) {
   const std::string md = config_keys_markdown();
   EXPECT_EQ(md.rfind("| key | type | default | meaning |\n", 0), 0u);

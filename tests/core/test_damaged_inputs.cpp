@@ -84,6 +84,16 @@ PrepareOptions tiny_prepare(const std::string& dir) {
   return p;
 }
 
+TEST(DamagedInput, PrepareThatKeepsNoTrainingPairIsAnError) {
+  const std::string dir = temp_dir("prepare-max-len");
+  PrepareOptions p = tiny_prepare(dir);
+  p.max_len = 1;  // every pair is longer
+  std::ostringstream log;
+  const std::string msg = test::input_error_message([&] { prepare_data(p, log); });
+  EXPECT_NE(msg.find("no training pair is left (300 over --max-len 1 tokens"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir + "/data/meta.json"));  // no data directory that looks prepared
+}
+
 TEST(DamagedInput, PrepareRefusesAPreparedDirectoryAndForceReplacesItWhole) {
   const std::string dir = temp_dir("prepare");
   PrepareOptions p = tiny_prepare(dir);
