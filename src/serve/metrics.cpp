@@ -4,6 +4,17 @@
 
 namespace yoke::serve {
 
+// A Prometheus label value: backslash, double quote and line feed escaped, as the text format says.
+std::string label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
 void Metrics::count_request(const std::string& endpoint, int status, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_[{endpoint, status}];
@@ -35,10 +46,10 @@ std::string Metrics::prometheus_text() const {
     o << "yoke_requests_total{endpoint=\"" << key.first << "\",code=\"" << key.second << "\"} " << n << "\n";
   o << "# HELP yoke_sentences_total Sentences translated or generated, by model.\n"
        "# TYPE yoke_sentences_total counter\n";
-  for (const auto& [model, n] : sentences_) o << "yoke_sentences_total{model=\"" << model << "\"} " << n << "\n";
+  for (const auto& [model, n] : sentences_) o << "yoke_sentences_total{model=\"" << label(model) << "\"} " << n << "\n";
   o << "# HELP yoke_target_tokens_total Target subwords produced, by model.\n"
        "# TYPE yoke_target_tokens_total counter\n";
-  for (const auto& [model, n] : tokens_) o << "yoke_target_tokens_total{model=\"" << model << "\"} " << n << "\n";
+  for (const auto& [model, n] : tokens_) o << "yoke_target_tokens_total{model=\"" << label(model) << "\"} " << n << "\n";
   o << "# HELP yoke_batches_total Decoding batches run (sentences of concurrent requests decoded together).\n"
        "# TYPE yoke_batches_total counter\nyoke_batches_total " << batches_ << "\n"
     << "# HELP yoke_batched_sentences_total Sentences in those batches.\n"

@@ -10,6 +10,9 @@
 
 namespace yoke::serve {
 
+// A Prometheus label value, escaped (\\, \" and \n), so that any model name keeps the text format valid.
+std::string label(const std::string& value);
+
 class Metrics {
  public:
   // One finished request: its endpoint (/translate …), HTTP status and time in seconds.

@@ -41,14 +41,15 @@ struct ServedModel {
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // An error message may quote a client's bytes that are not UTF-8: replaced (U+FFFD), not a throw.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 json parse_body(const httplib::Request& req) {
   json body;
   try {
     body = json::parse(req.body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range such as 1e400
     throw Refusal{400, std::string("the body is not JSON: ") + e.what()};
   }
   if (!body.is_object()) throw Refusal{400, "the body must be a JSON object"};

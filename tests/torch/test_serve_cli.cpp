@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "serve/metrics.h"
 
 using namespace yoke::test;
 using nlohmann::json;
@@ -118,6 +119,9 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   };
   refused("{\"text\": [\"a\"", 400, "not JSON");
   refused("[1, 2]", 400, "JSON object");
+  // A number JSON cannot hold, and bytes that are not UTF-8: the client's error (400), not the server's.
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 1e400}", 400, "not JSON");
+  refused("{\"text\": [\"a\xff\xfe\"], \"model\": \"toy\"}", 400, "not JSON");
   refused("{\"text\": [\"a\", 3], \"model\": \"toy\"}", 400, "text[1] is not a string");
   refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 0}", 400, "\"beam\" must be in");
   refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2, \"nbest\": 3}", 400, "\"nbest\" must be in [1, 2]");
@@ -183,4 +187,9 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
   EXPECT_NE(slurp(log).find("received SIGTERM"), std::string::npos) << slurp(log);
   EXPECT_NE(slurp(log).find("stopped"), std::string::npos) << slurp(log);
+}
+
+TEST(ServeMetrics, LabelValuesAreEscaped) {
+  EXPECT_EQ(yoke::serve::label("plain"), "plain");
+  EXPECT_EQ(yoke::serve::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
