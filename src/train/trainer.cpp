@@ -190,6 +190,18 @@ void Trainer::load_data() {
   }
   train_src_lens_ = src_lengths(train_);
   train_tgt_lens_ = tgt_lengths(train_);
+  // A sequence longer than the position table would stop training mid-run: refuse it now.
+  for (const auto& [file, lists] :
+       {std::pair<std::string, std::vector<std::vector<uint32_t>>>{"train.bin", {train_src_lens_, train_tgt_lens_}},
+        {"valid.bin", {src_lengths(valid_), tgt_lengths(valid_)}}})
+    for (const auto& lengths : lists)
+      for (size_t i = 0; i < lengths.size(); ++i)
+        if (int64_t(lengths[i]) > cfg_.max_positions)
+          throw input_error((dir / file).string(), 0,
+                            "sequence " + std::to_string(i + 1) + " has " + std::to_string(lengths[i]) +
+                                " positions with its end marker, more than max_positions = " +
+                                std::to_string(cfg_.max_positions) + ": raise max_positions, or prepare with --max-len " +
+                                std::to_string(cfg_.max_positions - 1));
   if (!lm() && fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
   tgt_vocab_ = Vocab::load(target_vocab_path(cfg_.data));
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.

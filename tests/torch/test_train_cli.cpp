@@ -145,6 +145,18 @@ TEST(TrainCli, ErrorsNameTheFileAndLine) {
   EXPECT_NE(slurp(work_dir() / "bad.log").find("did you mean 'd_model'"), std::string::npos) << slurp(work_dir() / "bad.log");
 }
 
+// A sentence longer than the position table is found before training starts, not when its batch
+// comes up (an internal error with a backtrace, mid-run, before).
+TEST(TrainCli, SequencesLongerThanMaxPositionsAreRefusedAtStart) {
+  auto args = tiny_train_args(work_dir() / "short-positions", 5, 1);
+  args.insert(args.end(), {"--set", "max_positions=4"});
+  ASSERT_EQ(run(args, work_dir() / "short-positions.log"), 2) << slurp(work_dir() / "short-positions.log");
+  const std::string log = slurp(work_dir() / "short-positions.log");
+  EXPECT_NE(log.find("train.bin: sequence "), std::string::npos) << log;
+  EXPECT_NE(log.find("more than max_positions = 4"), std::string::npos) << log;
+  EXPECT_EQ(log.find("internal error"), std::string::npos) << log;
+}
+
 // `yoke params` as a user types it (issue: "must work as written"): the reference model with
 // three-way tying. Closed form: Emb. = V·d; the untied model has 3·V·d; the layers add
 // 3 encoder layers (4d²+4d attention, 2·d·f+f+d FFN, two norms) and 3 decoder layers (two
