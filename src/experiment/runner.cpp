@@ -311,7 +311,8 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
     ++files;
   };
   copy("experiment.json");
-  for (const auto& v : record.at("variants").get<std::vector<std::string>>())
+  for (const auto& v : record.at("variants").get<std::vector<std::string>>()) {
+    bool first = true;  // the report shows the analysis pictures of each variant's first seed only
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
       const fs::path run = fs::path("runs") / v / ("seed" + std::to_string(seed));
       if (!fs::exists(from / run / "result.json")) continue;
@@ -324,8 +325,11 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
       }
       if (fs::is_directory(from / run / "analysis"))
         for (const auto& f : fs::directory_iterator(from / run / "analysis"))
-          if (f.path().extension() == ".svg" || f.path().extension() == ".json") copy(run / "analysis" / f.path().filename());
+          if (f.path().extension() == ".json" || (first && f.path().extension() == ".svg"))
+            copy(run / "analysis" / f.path().filename());
+      first = false;
     }
+  }
   log << "export: " << files << " files, " << bytes / 1024 << " KiB into " << dest << std::endl;
   write_experiment_report(dest, log);
 }

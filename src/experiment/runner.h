@@ -42,7 +42,8 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
                              const std::vector<std::string>& variants, const std::string& command);
 
 // Copies what a report is rebuilt from (experiment.json; per run result.json, hypotheses, BLEU
-// statistics, metrics.jsonl, analysis pictures; no checkpoints) into dest and reports there: the
+// statistics, metrics.jsonl, analysis numbers, and the analysis pictures the report shows, those of
+// each variant's first seed; no checkpoints) into dest and reports there: the
 // folder to commit under docs/results/.
 void export_experiment(const std::string& out_dir, const std::string& dest, std::ostream& log);
 

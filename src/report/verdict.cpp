@@ -43,7 +43,8 @@ Verdict decide(const VerdictInput& in) {
     const bool excludes_e = excludes_expected(in);
     const bool same_sign = (e > 0) == (in.delta > 0);
     if (!in.converged && (excludes_0 || excludes_e))
-      return {"inconclusive", "the interval decides, but not every run converged"};
+      return {"inconclusive", std::string(excludes_0 ? "the interval excludes 0" : "the interval excludes the seed's " + num(e)) +
+                                  ", but not every run converged"};
     if (excludes_0 && same_sign && !excludes_e) return {"reproduced", "the interval excludes 0 and holds the seed's " + num(e)};
     if (excludes_0 && same_sign) return {"reproduced", "same direction, the interval excludes 0 (the effect is smaller than the seed's " + num(e) + ")"};
     if (excludes_e) return {"contradicted", "the interval excludes the seed's " + num(e)};
