@@ -69,6 +69,8 @@ int cmd_demo(int argc, char** argv) {
             << " updates of training, then translation, scoring, analysis and the report (Ctrl-C saves, re-run resumes)"
             << std::endl;
   ExperimentOptions o;
+  o.command = "yoke";  // as typed, for experiment.json and the report
+  for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
   o.grid_path = grid.string();
   o.out_dir = experiment.string();
   o.overrides = overrides;
