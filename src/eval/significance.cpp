@@ -148,7 +148,6 @@ SignificanceResult seed_significance(const SeededScores& a, const SeededScores& 
 SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
                                      const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
                                      int samples, uint64_t resample_seed) {
-  if (samples < 2) throw std::invalid_argument("bleu_significance: samples must be at least 2");
   // Every run's BLEU on each resample of the sentences (the same resample for all runs).
   return bleu_significance(resample_sentences(runs_a, runs_b, samples, resample_seed), seeds_a, seeds_b);
 }

@@ -328,8 +328,6 @@ void decide_all(json& report, const std::vector<std::string>& tests, const std::
       v.delta = t.value("delta_" + metric, json(0.0)).is_number() ? t["delta_" + metric].get<double>() : 0.0;
       v.testable = t.contains("p_holm");
       if (v.testable) {
-        v.ci_low = t["delta_ci95"][0].get<double>();
-        v.ci_high = t["delta_ci95"][1].get<double>();
         v.p_holm = t["p_holm"].get<double>();
         v.detectable = t["test"]["detectable"].get<double>();
         v.se = t["test"]["se"].get<double>();

@@ -14,7 +14,7 @@
 namespace yoke {
 
 struct VerdictInput {
-  double delta = 0, ci_low = 0, ci_high = 0, p_holm = 1;
+  double delta = 0, p_holm = 1;
   double se = 0, df = 0;                // of the test, for "excludes the seed's effect" at level alpha
   double alpha = 0.05;                  // the level (smaller when seeds were added sequentially)
   bool testable = false;                // ≥ 2 seeds a side
