@@ -1,4 +1,5 @@
 // `yoke serve`: translation and language models behind an HTTP server with a JSON API.
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -21,14 +22,20 @@ int cmd_serve(int argc, char** argv) {
               "  GET  /health, GET /metrics (Prometheus text)\n"
               "Concurrent requests for one model are decoded together: a request waits up to\n"
               "--batch-window-ms for others, within --batch-tokens. Malformed requests get 400, too large\n"
-              "ones 413, an unknown model 404, a full queue 503, each with {\"error\": REASON}.\n"
+              "ones 413, an unknown model 404, a full queue or more than --max-connections connections 503,\n"
+              "headers or bodies slower than their timeouts 408, each with {\"error\": REASON}.\n"
+              "With a token (--token, or the environment variable YOKE_SERVE_TOKEN, which `ps` does not\n"
+              "show), every request must send \"Authorization: Bearer TOKEN\" (else 401): use one when\n"
+              "--host is reachable from other machines.\n"
               "SIGTERM or Ctrl-C: stop accepting, answer the requests in flight, exit 0.\n\n"
               "example: yoke serve --model ende=runs/ende --model lm=runs/lm --port 8080");
   std::vector<std::string> model_args;
   std::string checkpoint, device = "cpu";
   serve::ServeOptions o;
-  int threads = 0, window_ms = 5, max_queue = int(o.batching.max_queued_sentences), max_request_bytes = int(o.max_request_bytes);
+  int threads = 0, window_ms = 5, max_queue = int(o.batching.max_queued_sentences),
+      max_request_bytes = int(o.http.max_body_bytes), max_connections = int(o.http.max_connections);
   int max_sentences = int(o.max_sentences), max_subwords = int(o.max_sentence_subwords);
+  double header_timeout = o.http.header_timeout.count() / 1000.0, body_timeout = o.http.body_timeout.count() / 1000.0;
   add_repeated(cmd, "--model", model_args, "[NAME=]DIR",
                "a model directory to serve, named NAME in requests (default: the directory's name)")
       ->required();
@@ -43,13 +50,27 @@ int cmd_serve(int argc, char** argv) {
   add_value(cmd, "--batch-tokens", o.batching.batch_tokens, "N", "(source subwords + 1) × beam per decoding batch")
       ->capture_default_str();
   add_value(cmd, "--max-queue", max_queue, "N", "sentences waiting at most; more get 503")->capture_default_str();
-  add_value(cmd, "--max-request-bytes", max_request_bytes, "N", "largest request body; larger get 413")
+  add_value(cmd, "--max-request-bytes", max_request_bytes, "N",
+            "largest request body, however it is sent (chunked too); larger get 413 as soon as they pass it")
       ->capture_default_str();
+  add_value(cmd, "--max-connections", max_connections, "N",
+            "connections open at once (also the listen backlog); one more gets 503 and is closed")
+      ->capture_default_str();
+  add_value(cmd, "--header-timeout", header_timeout, "S",
+            "seconds a connection has to send a request's headers (from connecting or the last answer); then 408")
+      ->capture_default_str();
+  add_value(cmd, "--body-timeout", body_timeout, "S", "seconds a request has to send its body; then 408")
+      ->capture_default_str();
+  std::string token;
+  cmd.add_option("--token", token, "bearer token every request must send (default: $YOKE_SERVE_TOKEN, else none)")
+      ->type_name("TOKEN");
   add_value(cmd, "--max-sentences", max_sentences, "N", "sentences per request at most")->capture_default_str();
   add_value(cmd, "--max-sentence-subwords", max_subwords, "N", "subwords per source sentence at most")
       ->capture_default_str();
   add_value(cmd, "--max-beam", o.max_beam, "N", "largest beam a request may ask for")->capture_default_str();
-  add_value(cmd, "--http-threads", o.http_threads, "N", "connections served at once")->capture_default_str();
+  add_value(cmd, "--http-threads", o.http.handler_threads, "N",
+            "requests handled at once (one waiting for its batch holds one); slow clients hold none")
+      ->capture_default_str();
   int workers = 0;
   add_value(cmd, "--workers", workers, "W",
             "batches decoded at once per model on the CPU, each on --threads / W threads")
@@ -60,7 +81,8 @@ int cmd_serve(int argc, char** argv) {
   for (auto [name, value] : {std::pair<const char*, int>{"--batch-window-ms", window_ms}, {"--max-queue", max_queue},
                              {"--max-request-bytes", max_request_bytes}, {"--max-sentences", max_sentences},
                              {"--max-sentence-subwords", max_subwords}, {"--max-beam", o.max_beam},
-                             {"--http-threads", o.http_threads}, {"--batch-tokens", o.batching.batch_tokens}})
+                             {"--http-threads", o.http.handler_threads}, {"--batch-tokens", o.batching.batch_tokens},
+                             {"--max-connections", max_connections}})
     if (value < (std::string(name) == "--batch-window-ms" ? 0 : 1))
       throw InputError(std::string(name) + " must be " + (std::string(name) == "--batch-window-ms" ? "0 or more" : "at least 1"));
   if (workers < 0) throw InputError("--workers must be at least 1");
@@ -74,7 +96,17 @@ int cmd_serve(int argc, char** argv) {
   o.device = device;
   o.batching.window = std::chrono::milliseconds(window_ms);
   o.batching.max_queued_sentences = size_t(max_queue);
-  o.max_request_bytes = size_t(max_request_bytes);
+  o.http.max_body_bytes = size_t(max_request_bytes);
+  o.http.max_connections = size_t(max_connections);
+  for (auto [name, seconds] : {std::pair<const char*, double>{"--header-timeout", header_timeout}, {"--body-timeout", body_timeout}})
+    if (!(seconds >= 0.01 && seconds <= 86400)) throw InputError(std::string(name) + " must be in [0.01, 86400] seconds");
+  o.http.header_timeout = std::chrono::milliseconds(int64_t(header_timeout * 1000));
+  o.http.body_timeout = std::chrono::milliseconds(int64_t(body_timeout * 1000));
+  if (token.empty())
+    if (const char* from_env = std::getenv("YOKE_SERVE_TOKEN")) token = from_env;
+  for (unsigned char c : token)
+    if (c <= ' ' || c >= 127) throw InputError("the token (--token or YOKE_SERVE_TOKEN) must be printable ASCII without spaces");
+  o.http.bearer_token = token;
   o.max_sentences = size_t(max_sentences);
   o.max_sentence_subwords = size_t(max_subwords);
   std::vector<serve::ModelToServe> models;

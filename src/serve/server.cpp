@@ -11,12 +11,12 @@
 #include <mutex>
 #include <sstream>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "batch/lm_batch.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
+#include "serve/http_listener.h"
 #include "serve/metrics.h"
 #include "train/model_store.h"
 #include "util/error.h"
@@ -39,13 +39,12 @@ struct ServedModel {
   std::unique_ptr<BatchingQueue> queue;  // translation models only
 };
 
-void send_json(httplib::Response& res, int status, const json& body) {
-  res.status = status;
+HttpResponse json_response(int status, const json& body) {
   // An error message may quote a client's bytes that are not UTF-8: replaced (U+FFFD), not a throw.
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  return {status, body.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
 
-json parse_body(const httplib::Request& req) {
+json parse_body(const HttpRequest& req) {
   json body;
   try {
     body = json::parse(req.body);
@@ -75,6 +74,10 @@ double number_field(const json& body, const char* key, double fallback, double l
   if (!(x >= low && x <= high))
     throw Refusal{400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " + std::to_string(high) + "]"};
   return x;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 class Server {
@@ -109,46 +112,12 @@ class Server {
   }
 
   void serve() {
-    httplib::Server http;
-    const size_t threads = size_t(std::max(1, options_.http_threads));
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    http.set_payload_max_length(options_.max_request_bytes);
-    http.set_keep_alive_max_count(100000);
-    http.set_keep_alive_timeout(10);
-    http.set_read_timeout(10);
-    http.set_write_timeout(10);
-    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-      request_start() = std::chrono::steady_clock::now();
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      std::string reason = "HTTP " + std::to_string(res.status);
-      if (res.status == 404) reason = "no such endpoint: " + req.method + " " + req.path;
-      if (res.status == 413) reason = "the request body is too large (see --max-request-bytes)";
-      send_json(res, res.status, {{"error", reason}});
-    });
-    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start()).count();
-      const bool known = req.path == "/translate" || req.path == "/generate" || req.path == "/health" || req.path == "/metrics";
-      metrics_.count_request(known ? req.path : "other", res.status, seconds);
-    });
-    http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res) { guarded(res, [&] { translate(req, res); }); });
-    http.Post("/generate", [this](const httplib::Request& req, httplib::Response& res) { guarded(res, [&] { generate(req, res); }); });
-    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-      json models = json::array();
-      for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
-      send_json(res, 200, {{"status", "ok"}, {"models", models}});
-    });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics_.prometheus_text(), "text/plain; version=0.0.4");
-    });
-
-    int port = options_.port;
-    if (port == 0) port = http.bind_to_any_port(options_.host);
-    else if (!http.bind_to_port(options_.host, port)) port = -1;
-    if (port <= 0) throw InputError("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+    HttpListener http(
+        options_.host, options_.port, options_.http, [this](const HttpRequest& req) { return answer(req); },
+        [this](const std::string& path, int status, double seconds) {
+          const bool known = path == "/translate" || path == "/generate" || path == "/health" || path == "/metrics";
+          metrics_.count_request(known ? path : "other", status, seconds);
+        });
 
     // SIGTERM / SIGINT wake the waiter (through a pipe: a signal handler may do little else),
     // which stops accepting; the requests in flight finish, then the queues drain.
@@ -171,8 +140,10 @@ class Server {
       if (c != 0) log_(std::string("received ") + (c == SIGTERM ? "SIGTERM" : "SIGINT") + ": finishing the requests in flight");
       http.stop();
     });
-    log_("listening on " + options_.host + ":" + std::to_string(port));
-    http.listen_after_bind();
+    if (options_.http.bearer_token.empty() && !is_loopback(options_.host))
+      log_("warning: listening on " + options_.host + " without a token: anyone who can reach it may use it (see --token)");
+    log_("listening on " + options_.host + ":" + std::to_string(http.port()));
+    http.run();
     const char none = 0;  // ends the waiter when listening ended otherwise
     ssize_t ignored = write(wake[1], &none, 1);
     (void)ignored;
@@ -192,25 +163,49 @@ class Server {
     return fd;
   }
 
-  static std::chrono::steady_clock::time_point& request_start() {
-    thread_local std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
-    return t;
+  // Routes a request; answers a Refusal with its status, anything else with 500 — the server keeps running.
+  HttpResponse answer(const HttpRequest& req) {
+    try {
+      const auto only = [&](const char* method) {
+        if (req.method != method)
+          throw Refusal{405, req.path + " takes " + method + ", not " + req.method};
+      };
+      if (req.path == "/translate") {
+        only("POST");
+        return translate(req);
+      }
+      if (req.path == "/generate") {
+        only("POST");
+        return generate(req);
+      }
+      if (req.path == "/health") {
+        only("GET");
+        return health();
+      }
+      if (req.path == "/metrics") {
+        only("GET");
+        HttpResponse r{200, metrics_.prometheus_text()};
+        r.content_type = "text/plain; version=0.0.4";
+        return r;
+      }
+      throw Refusal{404, "no such endpoint: " + req.method + " " + req.path};
+    } catch (const Refusal& r) {
+      HttpResponse out = json_response(r.status, {{"error", r.reason}});
+      if (r.status == 503) out.headers.push_back({"Retry-After", "1"});
+      return out;
+    } catch (const QueueFull& e) {
+      HttpResponse out = json_response(503, {{"error", e.what()}});
+      out.headers.push_back({"Retry-After", "1"});
+      return out;
+    } catch (const std::exception& e) {
+      return json_response(500, {{"error", std::string("internal error: ") + e.what()}});
+    }
   }
 
-  // Answers a Refusal with its status, anything else with 500 — the server keeps running.
-  template <class F>
-  void guarded(httplib::Response& res, F&& handle) {
-    try {
-      handle();
-    } catch (const Refusal& r) {
-      if (r.status == 503) res.set_header("Retry-After", "1");
-      send_json(res, r.status, {{"error", r.reason}});
-    } catch (const QueueFull& e) {
-      res.set_header("Retry-After", "1");
-      send_json(res, 503, {{"error", e.what()}});
-    } catch (const std::exception& e) {
-      send_json(res, 500, {{"error", std::string("internal error: ") + e.what()}});
-    }
+  HttpResponse health() const {
+    json models = json::array();
+    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
+    return json_response(200, {{"status", "ok"}, {"models", models}});
   }
 
   ServedModel& pick_model(const json& body, Task task) {
@@ -234,7 +229,7 @@ class Server {
     return *m;
   }
 
-  void translate(const httplib::Request& req, httplib::Response& res) {
+  HttpResponse translate(const HttpRequest& req) {
     const json body = parse_body(req);
     ServedModel& m = pick_model(body, Task::translate);
     if (!body.contains("text")) throw Refusal{400, "\"text\" is missing: a string or an array of strings"};
@@ -281,10 +276,10 @@ class Server {
       }
       translations.push_back(t);
     }
-    send_json(res, 200, {{"model", m.name}, {"translations", translations}});
+    return json_response(200, {{"model", m.name}, {"translations", translations}});
   }
 
-  void generate(const httplib::Request& req, httplib::Response& res) {
+  HttpResponse generate(const HttpRequest& req) {
     const json body = parse_body(req);
     ServedModel& m = pick_model(body, Task::lm);
     std::string prompt;
@@ -312,7 +307,7 @@ class Server {
     metrics_.count_sentences(m.name, 1, out.size());
     std::vector<int> all(prompt_ids);
     all.insert(all.end(), out.begin(), out.end());
-    send_json(res, 200, {{"model", m.name}, {"text", m.loaded.tgt_vocab.decode(all)}, {"tokens", out.size()}});
+    return json_response(200, {{"model", m.name}, {"text", m.loaded.tgt_vocab.decode(all)}, {"tokens", out.size()}});
   }
 
   const ServeOptions options_;

@@ -5,9 +5,11 @@
 //                     "seed": 1, "model": NAME} → {"model", "text", "tokens"}   (language models)
 //   GET  /health     {"status": "ok", "models": [{"name", "task"}…]}
 //   GET  /metrics    Prometheus text (serve/metrics.h)
-// Errors are JSON {"error": REASON} with 400 (malformed), 404 (unknown model or path), 413 (too
-// large), 503 (queue full or shutting down). Concurrent /translate requests for one model are
-// decoded together (serve/batching_queue.h).
+// Errors are JSON {"error": REASON} with 400 (malformed), 401 (token missing or wrong), 404 (unknown
+// model or path), 405 (wrong method), 408 (headers or body too slow), 413 (too large), 431 (headers
+// too large), 503 (queue full, too many connections, or shutting down). Concurrent /translate
+// requests for one model are decoded together (serve/batching_queue.h); sockets, limits and
+// deadlines are serve/http_listener.h's.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "serve/batching_queue.h"
+#include "serve/http_listener.h"
 
 namespace yoke::serve {
 
@@ -27,12 +30,11 @@ struct ServeOptions {
   int port = 8080;                         // 0: any free port (the one chosen is logged)
   std::string device = "cpu";
   BatchingLimits batching;
-  size_t max_request_bytes = 1 << 20;      // larger bodies: 413
+  RequestLimits http;                      // body and header sizes, connections, deadlines, token
   size_t max_sentences = 256;              // per request
   size_t max_sentence_subwords = 250;      // per source sentence (also capped by the model's positions)
   int max_beam = 16;
   int64_t max_generate_tokens = 256;
-  int http_threads = 64;                   // connections served at once
 };
 
 // Loads the models and serves until SIGTERM or SIGINT (handled while it runs), then finishes the

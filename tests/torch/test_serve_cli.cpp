@@ -7,10 +7,9 @@
 #include <regex>
 #include <thread>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_helpers.h"
+#include "serve_helpers.h"
 #include "serve/metrics.h"
 
 using namespace yoke::test;
@@ -23,37 +22,6 @@ std::vector<std::string> read_lines_of(const fs::path& p) {
   std::ifstream in(p);
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
-}
-
-// Waits (at most 120 s) for the server's "listening on HOST:PORT" line; returns PORT or 0.
-int wait_for_port(const fs::path& log, pid_t pid) {
-  const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 1200; ++i) {
-    std::smatch m;
-    const std::string text = slurp(log);
-    if (std::regex_search(text, m, listening)) return std::stoi(m[1]);
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return 0;
-}
-
-// The server process, stopped (SIGKILL) if a test ends early.
-struct ServerProcess {
-  pid_t pid = -1;
-  ~ServerProcess() {
-    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
-httplib::Client client(int port) {
-  httplib::Client c("127.0.0.1", port);
-  c.set_connection_timeout(10);
-  c.set_read_timeout(60);
-  return c;
 }
 
 }  // namespace
@@ -127,7 +95,7 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2, \"nbest\": 3}", 400, "\"nbest\" must be in [1, 2]");
   refused("{\"text\": [\"a\"]}", 400, "name a \"model\"");
   refused("{\"text\": [\"a\"], \"model\": \"nope\"}", 404, "unknown model 'nope'");
-  refused("{\"text\": [\"" + std::string(5000, 'a') + "\"], \"model\": \"toy\"}", 413, "too large");
+  refused("{\"text\": [\"" + std::string(5000, 'a') + "\"], \"model\": \"toy\"}", 413, "larger than 4000 bytes");
   refused("{\"model\": \"toy\", \"text\": [" + [] {
     std::string many;
     for (int i = 0; i < 41; ++i) many += std::string(i ? "," : "") + "\"a\"";
