@@ -71,7 +71,7 @@ std::string g_arch = "transformer";  // --arch
 
 std::shared_ptr<Transformer> reference_model(const ModelSize& m, const at::Device& device) {
   Config cfg;
-  cfg.arch = g_arch;
+  cfg.set("arch", g_arch);
   cfg.src_vocab_size = cfg.tgt_vocab_size = int(m.vocab);
   cfg.joint_vocab = true;
   cfg.tie = Tie::all;

@@ -37,7 +37,7 @@ struct Config {
   // encoder_kernels / decoder_kernels (see their help); throws InputError for a bad list.
   std::vector<int> encoder_kernel_sizes() const;
   std::vector<int> decoder_kernel_sizes() const;
-  bool convolutional() const { return arch != "transformer"; }
+  bool convolutional() const { return arch != Arch::transformer; }
 };
 
 // One key as `yoke train --help` and the README describe it.

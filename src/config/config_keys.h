@@ -14,7 +14,7 @@
   KEY(joint_vocab, bool, false, "", "one vocabulary for both languages (taken from the data when data is set)")     \
   KEY(lm_block, int, 0, "", "task = lm: 0 = one sentence per row (padded); N = the text as a stream in blocks of N tokens") \
   SECTION("model sizes")                                                                                            \
-  KEY(arch, std::string, "transformer", "transformer|lightconv|dynamicconv",                                        \
+  KEY(arch, Arch, Arch::transformer, "",                                        \
       "self-attention sublayers (transformer), or Wu et al. 2019's lightweight (lightconv) or dynamic "            \
       "(dynamicconv) convolutions in their place; decoders keep encoder-decoder attention")                        \
   KEY(encoder_layers, int, 3, "", "encoder layers (ignored for task = lm)")                                         \
@@ -25,8 +25,8 @@
   KEY(dropout, double, 0.1, "", "dropout rate, in [0, 1)")                            \
   KEY(attention_dropout, double, 0.0, "", "dropout on attention weights")                                           \
   KEY(activation_dropout, double, 0.0, "", "dropout after the feed-forward activation")                             \
-  KEY(norm, std::string, "pre", "pre|post", "layer norm before (pre) or after (post) each sublayer")                \
-  KEY(positions, std::string, "sinusoidal", "sinusoidal|learned", "position embeddings: fixed sinusoids or learned") \
+  KEY(norm, Norm, Norm::pre, "", "layer norm before (pre) or after (post) each sublayer")                \
+  KEY(positions, Positions, Positions::sinusoidal, "", "position embeddings: fixed sinusoids or learned") \
   KEY(max_positions, int, 1024, "", "longest sequence the position embeddings cover")                               \
   SECTION("convolutions (arch = lightconv or dynamicconv; Wu et al. 2019)")                                          \
   KEY(encoder_kernels, std::string, "3,7,15,31,31,31,31", "",                                                       \
@@ -45,7 +45,7 @@
   KEY(output, Estimator, Estimator::dot, "",                                                                        \
       "the logit estimator on the output matrix: dot (w·h), l2 (row-normalized input and output), "               \
       "square (w·h/‖w‖²), distance (w·h − ½‖w‖²), cosine (w·h/‖w‖)")                                               \
-  KEY(embed_scale, std::string, "sqrt", "sqrt|1", "input embeddings are multiplied by √d_model (sqrt) or not (1)") \
+  KEY(embed_scale, EmbedScale, EmbedScale::sqrt, "", "input embeddings are multiplied by √d_model (sqrt) or not (1)") \
   KEY(factored_rank, int, 0, "", "k > 0: each word matrix is factored as W = A·B with inner size k; 0 = full")     \
   KEY(cross_layer, bool, false, "", "one set of layer weights reused by every layer of a stack (ALBERT; Lan et al. 2020)")                                    \
   KEY(input_grad_scale, double, 1.0, "", "α: scales the gradient that reaches a tied matrix through its input lookups") \
@@ -69,7 +69,7 @@
   KEY(max_minutes, double, 0.0, "", "stop after this much training time; 0 = no limit")                             \
   KEY(seed, int, 1, "", "random seed")                                   \
   KEY(threads, int, 0, "", "CPU threads; 0 = all cores")                                                            \
-  KEY(device, std::string, "cpu", "cpu|cuda|auto", "where to train; auto = a GPU when there is one")               \
+  KEY(device, Device, Device::cpu, "", "where to train; auto = a GPU when there is one")               \
   KEY(amp, bool, true, "", "on a GPU: bf16 autocast with fp32 master weights (ignored on a CPU)")                   \
   KEY(dist_timeout, double, 600.0, "",                                                                             \
       "distributed training: seconds any collective (or joining the ranks) may take before the run stops with an " \
@@ -81,7 +81,7 @@
   KEY(valid_bleu, bool, true, "", "validation also translates greedily and computes BLEU")                          \
   KEY(valid_bleu_sentences, int, 0, "", "validation sentences translated for BLEU; 0 = all")                        \
   KEY(patience, int, 0, "", "validations without improvement before stopping; 0 = off")                            \
-  KEY(early_stop_metric, std::string, "bleu", "bleu|loss", "what early stopping and checkpoint_best follow")        \
+  KEY(early_stop_metric, EarlyStopMetric, EarlyStopMetric::bleu, "", "what early stopping and checkpoint_best follow")        \
   KEY(save_interval, int, 0, "", "updates between checkpoints; 0 = at each validation")                             \
   KEY(keep_last, int, 5, "", "numbered checkpoints kept")                                                           \
   KEY(log_interval, int, 50, "", "updates between training log lines")                                              \

@@ -1,4 +1,4 @@
-// The enumerations of the config (task, tie, output) and their names. Names are what files,
+// The enumerations of the config (task, tie, output, arch, ...) and their names. Names are what files,
 // the command line and checkpoints hold; the code compares enums. This is the one place that
 // maps between them.
 #pragma once
@@ -21,6 +21,25 @@ enum class Tie { none, decoder, all, src_tgt, shared_private };
 // The logit estimator on the output matrix (embed/estimator.h).
 enum class Estimator { dot, l2, square, distance, cosine };
 
+// The layer stack: self-attention, or Wu et al. 2019's lightweight or dynamic convolutions in its
+// place (model/architecture.h builds each).
+enum class Arch { transformer, lightconv, dynamicconv };
+
+// Layer norm before (pre) or after (post) each sublayer.
+enum class Norm { pre, post };
+
+// Position embeddings: fixed sinusoids or a learned table.
+enum class Positions { sinusoidal, learned };
+
+// Input embeddings multiplied by √d_model (sqrt) or not ("1").
+enum class EmbedScale { sqrt, one };
+
+// What early stopping and checkpoint_best follow.
+enum class EarlyStopMetric { bleu, loss };
+
+// Where to train: auto = a GPU when there is one.
+enum class Device { cpu, cuda, any };
+
 // names[i] is the name of the enumerator with value i.
 template <class E> struct EnumNames;
 template <> struct EnumNames<Task> {
@@ -31,6 +50,25 @@ template <> struct EnumNames<Tie> {
 };
 template <> struct EnumNames<Estimator> {
   static constexpr std::array<const char*, 5> names = {"dot", "l2", "square", "distance", "cosine"};
+};
+
+template <> struct EnumNames<Arch> {
+  static constexpr std::array<const char*, 3> names = {"transformer", "lightconv", "dynamicconv"};
+};
+template <> struct EnumNames<Norm> {
+  static constexpr std::array<const char*, 2> names = {"pre", "post"};
+};
+template <> struct EnumNames<Positions> {
+  static constexpr std::array<const char*, 2> names = {"sinusoidal", "learned"};
+};
+template <> struct EnumNames<EmbedScale> {
+  static constexpr std::array<const char*, 2> names = {"sqrt", "1"};
+};
+template <> struct EnumNames<EarlyStopMetric> {
+  static constexpr std::array<const char*, 2> names = {"bleu", "loss"};
+};
+template <> struct EnumNames<Device> {
+  static constexpr std::array<const char*, 3> names = {"cpu", "cuda", "auto"};
 };
 
 template <class E, class = void> struct is_config_enum : std::false_type {};

@@ -16,7 +16,7 @@ EmbeddingSpec EmbeddingSpec::from_config(const Config& c) {
   s.joint_vocab = c.joint_vocab;
   s.dim = c.d_model;
   s.factored_rank = c.factored_rank;
-  s.scale_by_sqrt_dim = c.embed_scale == "sqrt";
+  s.scale_by_sqrt_dim = c.embed_scale == EmbedScale::sqrt;
   s.input_grad_scale = c.input_grad_scale;
   if (s.tgt_vocab <= 0 || (c.task != Task::lm && s.src_vocab <= 0))
     throw InputError("vocabulary sizes unknown: give `data = DIR` (from `yoke prepare`) or set "

@@ -15,24 +15,32 @@ ModelSpec ModelSpec::from_config(const Config& c) {
   s.layer.dropout = c.dropout;
   s.layer.attention_dropout = c.attention_dropout;
   s.layer.activation_dropout = c.activation_dropout;
-  s.layer.pre_norm = c.norm == "pre";
+  s.layer.pre_norm = c.norm == Norm::pre;
   s.language_model = c.task == Task::lm;
   s.encoder_layers = s.language_model ? 0 : c.encoder_layers;
   s.decoder_layers = c.decoder_layers;
   s.max_positions = c.max_positions;
-  s.learned_positions = c.positions == "learned";
+  s.learned_positions = c.positions == Positions::learned;
   s.cross_layer = c.cross_layer;
-  if (c.convolutional()) {
+  // The architecture's seam: what takes self-attention's place in each layer (nothing for the
+  // Transformer). A new architecture is a new case here and its block in model/.
+  switch (c.arch) {
+    case Arch::transformer:
+      break;
+    case Arch::lightconv:
+    case Arch::dynamicconv: {
     ConvBlockSpec conv;
     conv.kernel.dim = c.d_model;
     conv.kernel.heads = c.heads;
-    conv.kernel.dynamic = c.arch == "dynamicconv";
+    conv.kernel.dynamic = c.arch == Arch::dynamicconv;
     conv.kernel.weight_softmax = c.conv_weight_softmax;
     conv.kernel.weight_dropout = c.conv_weight_dropout;
     conv.glu = c.conv_glu;
     s.conv = conv;
     for (int k : c.encoder_kernel_sizes()) s.encoder_kernels.push_back(k);
     for (int k : c.decoder_kernel_sizes()) s.decoder_kernels.push_back(k);
+    break;
+    }
   }
   return s;
 }

@@ -263,7 +263,7 @@ ValidResult Trainer::validate() {
 }
 
 bool Trainer::after_validation(const ValidResult& v) {
-  const bool use_bleu = cfg_.early_stop_metric == "bleu" && !std::isnan(v.bleu);
+  const bool use_bleu = cfg_.early_stop_metric == EarlyStopMetric::bleu && !std::isnan(v.bleu);
   const double metric = use_bleu ? v.bleu : v.loss;
   const bool better = std::isnan(st_.best) || (use_bleu ? metric > st_.best : metric < st_.best);
   if (better) { st_.best = metric; st_.bad_validations = 0; } else { ++st_.bad_validations; }
@@ -353,15 +353,15 @@ bool Trainer::share_start(bool resumed) {
 
 TrainResult Trainer::run() {
   // threads = 0 keeps LibTorch's default, or OMP_NUM_THREADS where set (parallel test runs);
-  // workers on one machine share its cores. Debian's 1.13 counts 1 thread on the 2-core machine,
-  // leaving the products to OpenBLAS's own pool: that trained 4–7% faster than threads = 2
-  // (7492 and 7597 against 7218 and 7096 tokens/s, 40 updates of configs/multi30k-ende.conf).
+  // workers on one machine share its cores. Debian's 1.13 counts 1 thread on a 2-core machine,
+  // leaving the products to OpenBLAS's own pool, which trained faster than threads = 2
+  // (docs/performance.md, "Threads in training").
   if (cfg_.threads > 0) {
     at::set_num_threads(cfg_.threads);
   } else if (env_.local_world_size > 1 && !std::getenv("OMP_NUM_THREADS")) {
     at::set_num_threads(std::max(1, int(std::thread::hardware_concurrency()) / env_.local_world_size));
   }
-  device_ = compat::device_from_name(cfg_.device);
+  device_ = compat::device_from_name(name_of(cfg_.device));
   if (device_.is_cuda()) compat::allow_tf32();
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
@@ -598,8 +598,8 @@ TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode
   fill_vocab_sizes(cfg);
   cfg.validate();
   const DistributedEnv env = read_distributed_env();
-  if (env.distributed() && compat::device_from_name(cfg.device).is_cuda())
-    throw InputError("distributed training runs on the CPU (Gloo) in this version; device = " + cfg.device +
+  if (env.distributed() && compat::device_from_name(name_of(cfg.device)).is_cuda())
+    throw InputError("distributed training runs on the CPU (Gloo) in this version; device = " + std::string(name_of(cfg.device)) +
                      " with WORLD_SIZE > 1 needs NCCL, which yoke does not drive yet");
   // Rank 0 writes save_dir; the others only read the data.
   std::optional<DirLock> lock;

@@ -66,7 +66,7 @@ TEST(ConfigJson, WritesNamesAndReadsThemBack) {
   c.output = Estimator::l2;
   c.task = Task::lm;
   c.d_model = 64;
-  c.norm = "post";
+  c.norm = Norm::post;
   const auto j = c.to_json();
   EXPECT_EQ(j.at("tie"), "src-tgt");
   EXPECT_EQ(j.at("output"), "l2");
@@ -131,11 +131,17 @@ TEST(ConfigErrors, RangeErrorsAndUnclosedQuotesNameFileAndLine) {
   fs::remove(path);
 }
 
-TEST(ConfigErrors, ValidateChecksTextKeysSetInCode) {
+// Enumerated keys are enums from the moment they are read: a name outside the set is refused there.
+TEST(ConfigErrors, EnumeratedKeysAreReadAsEnums) {
   Config c;
-  c.device = "tpu";
-  EXPECT_EQ(error_of([&] { c.validate(); }), "device = tpu: expected cpu, cuda, auto");
-  c.device = "cuda";
+  EXPECT_EQ(error_of([&] { c.set("device", "tpu"); }), "device = tpu: expected cpu, cuda, auto");
+  EXPECT_EQ(error_of([&] { c.set("arch", "rnn"); }), "arch = rnn: expected transformer, lightconv, dynamicconv");
+  c.set("embed_scale", "1");
+  EXPECT_EQ(c.embed_scale, EmbedScale::one);
+  EXPECT_EQ(c.to_json().at("embed_scale"), "1");  // checkpoints keep the names they always held
+  c.set("arch", "dynamicconv");
+  EXPECT_EQ(c.arch, Arch::dynamicconv);
+  c.device = Device::cuda;
   c.heads = 3;
   EXPECT_NE(error_of([&] { c.validate(); }).find("divisible by heads"), std::string::npos);
 }
@@ -225,7 +231,7 @@ TEST(ConfigKeys, MarkdownHasARowPerKey) {
 // layer; the paper's longer default list is cut to the depth), with errors that name the key.
 TEST(ConfigKernels, ListsAreReadPerLayer) {
   Config c;
-  c.arch = "dynamicconv";
+  c.arch = Arch::dynamicconv;
   c.encoder_layers = 3;
   c.decoder_layers = 6;
   EXPECT_EQ(c.encoder_kernel_sizes(), (std::vector<int>{3, 7, 15}));
@@ -244,9 +250,9 @@ TEST(ConfigKernels, ListsAreReadPerLayer) {
   c.validate();
   c.cross_layer = true;
   EXPECT_NE(error_of([&] { c.validate(); }).find("gives the layers different kernel sizes"), std::string::npos);
-  c.arch = "transformer";  // the lists are not read without convolutions
+  c.arch = Arch::transformer;  // the lists are not read without convolutions
   c.validate();
-  c.arch = "lightconv";
+  c.arch = Arch::lightconv;
   c.cross_layer = false;
   c.conv_weight_dropout = 1.0;
   EXPECT_EQ(error_of([&] { c.validate(); }), "conv_weight_dropout must be in [0, 1), got 1");

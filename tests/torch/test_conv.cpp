@@ -46,7 +46,7 @@ at::Tensor direct_conv(const at::Tensor& x, const at::Tensor& kernel, int64_t pa
 
 Config conv_config(const std::string& arch, Tie tie = Tie::all, Estimator output = Estimator::dot) {
   auto cfg = tiny_config(tie, output);
-  cfg.arch = arch;
+  cfg.set("arch", arch);
   // Kernels longer and shorter than the test sequences, centred with odd and even sizes.
   cfg.encoder_kernels = "3,4";
   cfg.decoder_kernels = "2,9";
@@ -183,7 +183,7 @@ TEST(ConvModel, IncrementalDecodingEqualsFullDecodingUnderBeamReordering) {
   for (const char* arch : {"transformer", "lightconv", "dynamicconv"})
     for (const char* norm : {"pre", "post"}) {
       auto cfg = conv_config(arch);
-      cfg.norm = norm;
+      cfg.set("norm", norm);
       at::manual_seed(11);
       auto model = build_model(cfg);
       model->eval();
@@ -241,7 +241,7 @@ TEST(ConvModel, ParameterCountIsTheClosedForm) {
     for (bool glu : {true, false})
       for (bool lm : {false, true}) {
         auto cfg = tiny_config(Tie::decoder);
-        cfg.arch = arch;
+        cfg.set("arch", arch);
         cfg.conv_glu = glu;
         cfg.encoder_layers = 3;
         cfg.decoder_layers = 2;

@@ -75,7 +75,7 @@ TEST(Cuda, ConvolutionsGiveTheCpuLossAndTrainUnderBf16) {
   for (const char* arch : {"lightconv", "dynamicconv"}) {
     for (Estimator output : {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine}) {
       Config cfg = small_config(Tie::all, output);
-      cfg.arch = arch;
+      cfg.set("arch", arch);
       cfg.encoder_kernels = cfg.decoder_kernels = "3,7";
       at::manual_seed(5);
       auto cpu = build_model(cfg);
