@@ -25,6 +25,7 @@
 
 #include "decode/parallel_batches.h"
 #include "decode/search.h"
+#include "decode/text_io.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
 #include "train/model_store.h"

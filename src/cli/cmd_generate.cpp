@@ -2,10 +2,10 @@
 #include <cstdio>
 #include <string>
 
-#include "batch/lm_batch.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "lm/generate.h"
+#include "lm/prompt.h"
 #include "train/model_store.h"
 #include "util/error.h"
 
@@ -33,19 +33,17 @@ int cmd_generate(int argc, char** argv) {
   if (*threads_given) at::set_num_threads(threads);
   auto m = load_model_for(Task::lm, model.dir, model.checkpoint, model.device);
   o.seed = uint64_t(seed);
-  std::vector<int> ids{lm_start_token(m.config.lm_block > 0)};
-  const auto prompt_ids = m.tgt_vocab.encode(prompt);
-  ids.insert(ids.end(), prompt_ids.begin(), prompt_ids.end());
+  const Prompt start = make_prompt(m.tgt_vocab, m.config.lm_block > 0, m.model->spec().max_positions, prompt);
 
   // The text so far is decoded again at each token and only what is new is printed, so that
   // pieces that join words ("▁") come out as SentencePiece would write them.
-  std::vector<int> all(prompt_ids);
-  std::string printed = m.tgt_vocab.decode(all);
+  std::vector<int> generated;
+  std::string printed = prompt_and_continuation(m.tgt_vocab, start, generated);
   std::fputs(printed.c_str(), stdout);
   std::fflush(stdout);
-  generate_tokens(*m.model, ids, o, [&](int token) {
-    all.push_back(token);
-    const std::string text = m.tgt_vocab.decode(all);
+  generate_tokens(*m.model, start.context, o, [&](int token) {
+    generated.push_back(token);
+    const std::string text = prompt_and_continuation(m.tgt_vocab, start, generated);
     if (text.compare(0, printed.size(), printed) == 0) std::fputs(text.c_str() + printed.size(), stdout);
     else std::fputs(("\n" + text).c_str(), stdout);  // a rare re-segmentation: print the whole line anew
     printed = text;

@@ -6,6 +6,7 @@
 #include "cli/options.h"
 #include "cli/scoring_input.h"
 #include "decode/force_decode.h"
+#include "decode/translator.h"
 #include "text/corpus.h"
 #include "train/model_store.h"
 #include "util/atomic_file.h"
@@ -29,7 +30,7 @@ int cmd_score_pairs(int argc, char** argv) {
   std::string src_file, tgt_file, output;
   double lenpen = 0;
   bool word_scores = false, nbest = false;
-  int batch_tokens = 6000, threads = 0;
+  int batch_tokens = 0, threads = 0;
   cmd.add_option("--src", src_file, "source sentences, raw text (plain or .gz)")->type_name("FILE")->required();
   cmd.add_option("--tgt", tgt_file, "target sentences to score, raw text, line by line with --src")
       ->type_name("FILE")
@@ -39,7 +40,8 @@ int cmd_score_pairs(int argc, char** argv) {
   add_value(cmd, "--lenpen", lenpen, "A", "score = log p / (subwords + 1)^A")->capture_default_str()->check(in_key_range("lenpen"));
   cmd.add_flag("--word-scores", word_scores, "print each subword's log-probability too");
   cmd.add_flag("--nbest", nbest, "--tgt is an n-best list (INDEX ||| TEXT ||| …)");
-  add_value(cmd, "--batch-tokens", batch_tokens, "N", "padded tokens per batch")->capture_default_str();
+  add_value(cmd, "--batch-tokens", batch_tokens, "N", "padded tokens per batch")
+      ->default_str(std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
@@ -47,6 +49,8 @@ int cmd_score_pairs(int argc, char** argv) {
   if (m.config.task != Task::translate)
     throw InputError(model.dir + " is a language model (task = " + name_of(m.config.task) +
                      "); `yoke eval-lm` scores text with it");
+  if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");
+  if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.model);
   const auto src_lines = read_lines(src_file), tgt_lines = read_lines(tgt_file);
   auto pairs = nbest ? encode_nbest_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file)
                      : encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file);

@@ -7,6 +7,7 @@
 #include "cli/options.h"
 #include "compat/torch.h"
 #include "decode/parallel_batches.h"
+#include "decode/translator.h"
 #include "serve/server.h"
 #include "util/error.h"
 #include "util/thread_policy.h"
@@ -48,7 +49,7 @@ int cmd_serve(int argc, char** argv) {
   add_value(cmd, "--batch-window-ms", window_ms, "MS", "how long a request waits for others to share its batch")
       ->capture_default_str();
   add_value(cmd, "--batch-tokens", o.batching.batch_tokens, "N", "(source subwords + 1) × beam per decoding batch")
-      ->capture_default_str();
+      ->default_str(std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU");
   add_value(cmd, "--max-queue", max_queue, "N", "sentences waiting at most; more get 503")->capture_default_str();
   add_value(cmd, "--max-request-bytes", max_request_bytes, "N",
             "largest request body, however it is sent (chunked too); larger get 413 as soon as they pass it")
@@ -81,10 +82,11 @@ int cmd_serve(int argc, char** argv) {
   for (auto [name, value] : {std::pair<const char*, int>{"--batch-window-ms", window_ms}, {"--max-queue", max_queue},
                              {"--max-request-bytes", max_request_bytes}, {"--max-sentences", max_sentences},
                              {"--max-sentence-subwords", max_subwords}, {"--max-beam", o.max_beam},
-                             {"--http-threads", o.http.handler_threads}, {"--batch-tokens", o.batching.batch_tokens},
+                             {"--http-threads", o.http.handler_threads},
                              {"--max-connections", max_connections}})
     if (value < (std::string(name) == "--batch-window-ms" ? 0 : 1))
       throw InputError(std::string(name) + " must be " + (std::string(name) == "--batch-window-ms" ? "0 or more" : "at least 1"));
+  if (o.batching.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (workers < 0) throw InputError("--workers must be at least 1");
   if (workers == 0)
     workers = compat::device_from_name(device).is_cpu() ? default_workers(*threads_given ? threads : 0) : 1;

@@ -5,6 +5,7 @@
 #include "cli/scoring_input.h"
 #include "decode/force_decode.h"
 #include "decode/parallel_batches.h"
+#include "decode/text_io.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
 #include "train/model_store.h"
@@ -70,7 +71,7 @@ int cmd_translate(int argc, char** argv) {
     throw InputError("--nbest " + std::to_string(nbest) + " needs --beam " + std::to_string(nbest) +
                      " or more (the beam holds the hypotheses)");
   if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");
-  if (batch_tokens == 0) batch_tokens = m.model->parameters().front().is_cuda() ? 6000 : kCpuBatchTokens;
+  if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.model);
   const std::string input_name = input == "/dev/stdin" ? "standard input" : input;
   if (!force_ref.empty()) {
     if (nbest > 0) throw InputError("--force-decode scores given translations; it takes no --nbest");
@@ -103,12 +104,13 @@ int cmd_translate(int argc, char** argv) {
   auto write = [&](std::ostream& os) {
     for (const auto& s : out) os << s << '\n';
     for (size_t i = 0; i < lists.size(); ++i) {
+      const auto texts = as_text(m.tgt_vocab, lists[i]);
       if (nbest == 0) {  // --scores alone
-        const Hypothesis* best = lists[i].empty() ? nullptr : &lists[i].front();
-        os << (best ? m.tgt_vocab.decode(best->tokens) : "") << " ||| " << (best ? format_score(best->score) : "-inf") << '\n';
+        os << (texts.empty() ? "" : texts.front().text) << " ||| "
+           << (texts.empty() ? "-inf" : format_score(texts.front().score)) << '\n';
         continue;
       }
-      for (const auto& h : lists[i]) os << i << " ||| " << m.tgt_vocab.decode(h.tokens) << " ||| " << format_score(h.score) << '\n';
+      for (const auto& h : texts) os << i << " ||| " << h.text << " ||| " << format_score(h.score) << '\n';
     }
   };
   if (*output_given) write_file_atomically(output, write);

@@ -75,18 +75,8 @@ std::vector<std::vector<Hypothesis>> translate_ids_nbest(Transformer& model, con
   return out;
 }
 
-std::vector<std::vector<int>> encode_sources(const Transformer& model, const Vocab& src_vocab,
-                                             const std::vector<std::string>& lines, std::vector<size_t>* cut) {
-  std::vector<std::vector<int>> sources(lines.size());
-  const size_t limit = size_t(model.spec().max_positions) - 1;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    sources[i] = src_vocab.encode(lines[i]);
-    if (sources[i].size() > limit) {  // positions beyond the table do not exist
-      sources[i].resize(limit);
-      if (cut) cut->push_back(i);
-    }
-  }
-  return sources;
+int default_batch_tokens(const Transformer& model) {
+  return model.parameters().front().is_cuda() ? kGpuBatchTokens : kCpuBatchTokens;
 }
 
 std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
@@ -95,17 +85,7 @@ std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const
   so.beam = 1;
   so.max_len_a = max_len_a;
   so.max_len_b = max_len_b;
-  return translate_ids(model, sources, so, 4000);
-}
-
-std::vector<std::string> translate_text(Transformer& model, const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                        const std::vector<std::string>& lines, const SearchOptions& opts,
-                                        int max_batch_tokens, const std::function<void(size_t)>& on_batch,
-                                        std::vector<size_t>* cut) {
-  auto ids = translate_ids(model, encode_sources(model, src_vocab, lines, cut), opts, max_batch_tokens, on_batch);
-  std::vector<std::string> out(lines.size());
-  for (size_t i = 0; i < ids.size(); ++i) out[i] = tgt_vocab.decode(ids[i]);
-  return out;
+  return translate_ids(model, sources, so, default_batch_tokens(model));
 }
 
 }  // namespace yoke

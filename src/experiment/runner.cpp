@@ -13,6 +13,7 @@
 #include "analysis/analyze_model.h"
 #include "analysis/gradient_shares.h"
 #include "decode/parallel_batches.h"
+#include "decode/text_io.h"
 #include "decode/translator.h"
 #include "eval/score_files.h"
 #include "eval/bleu_stats_file.h"
@@ -60,22 +61,21 @@ fs::path run_dir(const std::string& out_dir, const std::string& variant, int see
 // Translates and scores every test set of the run's data with the finished model.
 nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const std::string& checkpoint,
                                    std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint, cfg.device);
+  auto m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
   SearchOptions so;
   so.beam = grid.beam;
   so.lenpen = grid.lenpen;
   so.max_len_a = cfg.max_len_a;
   so.max_len_b = cfg.max_len_b;
-  const bool gpu = m.model->parameters().front().is_cuda();
-  // On the CPU, as `yoke translate` decodes: a worker per thread, 2000-token batches
-  // (docs/performance.md, "Decoding workers"); the translations are the same.
+  // As `yoke translate` decodes: on the CPU a worker per thread, batches by the one rule
+  // (decode/translator.h); the translations are the same.
   so.workers = default_workers(cfg.threads);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& t : test_sets(cfg.data)) {
     const auto src = read_lines(t.src);
     Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
     const auto t0 = std::chrono::steady_clock::now();
-    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, gpu ? 60000 : kCpuBatchTokens, [&](size_t d) { bar.update(double(d)); });
+    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, default_batch_tokens(*m.model), [&](size_t d) { bar.update(double(d)); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
     std::string text;
@@ -99,7 +99,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
 
 // A language model's scores: perplexity of every test text of its data, scored as it was trained.
 nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpoint, std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint, cfg.device);
+  auto m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
   const auto meta = DataMeta::read(cfg.data);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& s : meta.tests()) {

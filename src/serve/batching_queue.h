@@ -20,7 +20,7 @@ namespace yoke::serve {
 
 struct BatchingLimits {
   std::chrono::microseconds window{5000};  // how long the oldest request waits for company
-  int batch_tokens = 6000;                 // (source subwords + 1) × beam in one decoding batch
+  int batch_tokens = 0;                    // (source subwords + 1) × beam in one batch; 0: default_batch_tokens
   size_t max_queued_sentences = 2000;      // more waiting sentences than this: submit() refuses
   int workers = 1;                         // batches decoded at once, each on its own thread
 };

@@ -13,9 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "batch/lm_batch.h"
+#include "decode/text_io.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
+#include "lm/prompt.h"
 #include "serve/http_listener.h"
 #include "serve/metrics.h"
 #include "train/model_store.h"
@@ -92,8 +93,10 @@ class Server {
       served->loaded.model->eval();
       if (served->loaded.config.task == Task::translate) {
         const std::string name = m.name;
+        BatchingLimits limits = options.batching;
+        if (limits.batch_tokens == 0) limits.batch_tokens = default_batch_tokens(*served->loaded.model);
         served->queue = std::make_unique<BatchingQueue>(
-            *served->loaded.model, served->use, options.batching,
+            *served->loaded.model, served->use, limits,
             [this, name](size_t sentences, size_t tokens) {
               metrics_.count_sentences(name, sentences, tokens);
               metrics_.count_batch(sentences);
@@ -252,26 +255,22 @@ class Server {
     so.beam = int(integer_field(body, "beam", 5, 1, options_.max_beam));
     const int nbest = int(integer_field(body, "nbest", 1, 1, so.beam));
     so.lenpen = number_field(body, "lenpen", 1.0, 0.0, 10.0);
-    const size_t limit = std::min(options_.max_sentence_subwords, size_t(m.loaded.model->spec().max_positions) - 1);
     std::vector<std::vector<int>> sources;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      sources.push_back(m.loaded.src_vocab.encode(lines[i]));
-      if (sources.back().size() > limit)
-        throw Refusal{413, "text[" + std::to_string(i) + "] has " + std::to_string(sources.back().size()) +
-                               " subwords; at most " + std::to_string(limit) + " (see --max-sentence-subwords)"};
+    try {
+      sources = encode_sources_within(m.loaded.src_vocab, lines,
+                                      std::min(options_.max_sentence_subwords, max_source_subwords(*m.loaded.model)));
+    } catch (const SourceTooLong& e) {
+      throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
     }
     auto lists = m.queue->submit(std::move(sources), so, nbest).get();
     json translations = json::array();
     for (const auto& list : lists) {
-      json t;
-      if (list.empty()) {
-        t = {{"text", ""}, {"score", nullptr}};
-      } else {
-        t = {{"text", m.loaded.tgt_vocab.decode(list.front().tokens)}, {"score", list.front().score}};
-      }
+      const auto texts = as_text(m.loaded.tgt_vocab, list);
+      json t = {{"text", texts.empty() ? "" : texts.front().text},
+                {"score", texts.empty() ? json(nullptr) : json(texts.front().score)}};
       if (nbest > 1) {
         json all = json::array();
-        for (const auto& h : list) all.push_back({{"text", m.loaded.tgt_vocab.decode(h.tokens)}, {"score", h.score}});
+        for (const auto& h : texts) all.push_back({{"text", h.text}, {"score", h.score}});
         t["nbest"] = all;
       }
       translations.push_back(t);
@@ -293,21 +292,21 @@ class Server {
     o.top_k = integer_field(body, "top_k", 0, 0, 1 << 30);
     o.top_p = number_field(body, "top_p", 1.0, 1e-9, 1.0);
     o.seed = uint64_t(integer_field(body, "seed", 1, 0, int64_t(1) << 62));
-    std::vector<int> ids{lm_start_token(m.loaded.config.lm_block > 0)};
-    const auto prompt_ids = m.loaded.tgt_vocab.encode(prompt);
-    if (prompt_ids.size() + 1 >= size_t(m.loaded.model->spec().max_positions))
-      throw Refusal{413, "the prompt has " + std::to_string(prompt_ids.size()) + " subwords; the model has " +
-                             std::to_string(m.loaded.model->spec().max_positions - 2) + " positions for it"};
-    ids.insert(ids.end(), prompt_ids.begin(), prompt_ids.end());
+    Prompt start;
+    try {
+      start = make_prompt(m.loaded.tgt_vocab, m.loaded.config.lm_block > 0, m.loaded.model->spec().max_positions, prompt);
+    } catch (const PromptTooLong& e) {
+      throw Refusal{413, e.what()};
+    }
     std::vector<int> out;
     {
       std::lock_guard<std::mutex> use(m.use);
-      out = generate_tokens(*m.loaded.model, ids, o);
+      out = generate_tokens(*m.loaded.model, start.context, o);
     }
     metrics_.count_sentences(m.name, 1, out.size());
-    std::vector<int> all(prompt_ids);
-    all.insert(all.end(), out.begin(), out.end());
-    return json_response(200, {{"model", m.name}, {"text", m.loaded.tgt_vocab.decode(all)}, {"tokens", out.size()}});
+    return json_response(200, {{"model", m.name},
+                               {"text", prompt_and_continuation(m.loaded.tgt_vocab, start, out)},
+                               {"tokens", out.size()}});
   }
 
   const ServeOptions options_;
