@@ -41,9 +41,9 @@ inline bool use_int8_engine() {
 inline bool int8_reduce_range() { return at::globalContext().qEngine() != at::QEngine::ONEDNN; }
 
 // Whether bf16 matrix products run on the processor's own bf16 instructions (AVX512-BF16 or
-// AMX) through LibTorch's oneDNN (mkldnn) backend: there a product of bf16 operands was 1.5–3.5×
-// faster than OpenBLAS's fp32 one and 2–4× faster than the dynamic int8 linear at decoding shapes
-// (docs/performance.md), while elsewhere bf16 is emulated and slow. YOKE_INT8_KERNEL = bf16 | int8
+// AMX) through LibTorch's oneDNN (mkldnn) backend: there bf16 products beat both OpenBLAS's fp32
+// and the dynamic int8 linear at decoding shapes (docs/performance.md, "int8 decoding"), while
+// elsewhere bf16 is emulated and slow. YOKE_INT8_KERNEL = bf16 | int8
 // overrides the choice (benchmarks, tests).
 inline bool bf16_products_are_native() {
   static const bool native = [] {

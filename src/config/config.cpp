@@ -13,6 +13,7 @@
 #include "config/key_ranges.h"
 #include "util/error.h"
 #include "util/spelling.h"
+#include "util/trim.h"
 
 namespace yoke {
 namespace {
@@ -25,11 +26,6 @@ void visit_fields(C& c, F&& f) {
   YOKE_CONFIG_KEYS(YOKE_SKIP_SECTION, YOKE_VISIT_FIELD)
 #undef YOKE_VISIT_FIELD
 #undef YOKE_SKIP_SECTION
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 std::string at_origin(const std::string& where) { return where.empty() ? "" : " — " + where; }

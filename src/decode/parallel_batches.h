@@ -1,9 +1,7 @@
 // Decoding several batches at once, one per worker thread, each worker's operators on
 // threads_per_worker() threads (CTranslate2's inter_threads × intra_threads). Beam search over a
 // small model spends most of its time in operator overhead between small matrix products, which
-// more threads per operator do not shorten: on the 2-core development machine `yoke translate`
-// with two workers of one thread each decoded 1.6× (fp32) and 2.2× (int8) faster than with one
-// batch at a time (docs/performance.md, "Decoding workers").
+// more threads per operator do not shorten (measured in docs/performance.md, "Decoding workers").
 #pragma once
 #include <cstddef>
 #include <functional>

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "eval/ngram_counts.h"
 #include "eval/tokenize_13a.h"
 #include "eval/unicode_lower.h"
 
@@ -33,22 +34,10 @@ std::vector<std::string_view> split_tokens(const std::string& tokenized) {
   return tokens;
 }
 
-// An n-gram as token ids (ids are shared between the hypothesis and its reference), so that it
-// hashes cheaply; unused slots stay 0 and ids start at 1, so orders never collide.
-struct Gram {
-  std::array<uint32_t, kMaxOrder> ids{};
-  bool operator==(const Gram& o) const { return ids == o.ids; }
-};
-
-struct GramHash {
-  size_t operator()(const Gram& g) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the ids
-    for (uint32_t id : g.ids) h = (h ^ id) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
-using GramCounts = std::unordered_map<Gram, int64_t, GramHash>;
+// n-grams of token ids, shared between a hypothesis and its reference; ids start at 1, so that
+// the four orders can share one map.
+using Gram = NGram<kMaxOrder>;
+using GramCounts = NGramCounts<kMaxOrder>;
 
 std::vector<uint32_t> to_ids(const std::vector<std::string_view>& tokens,
                              std::unordered_map<std::string_view, uint32_t>& vocab) {
@@ -62,13 +51,7 @@ std::vector<uint32_t> to_ids(const std::vector<std::string_view>& tokens,
 // Counts of all n-grams of orders 1..4.
 GramCounts count_ngrams(const std::vector<uint32_t>& ids) {
   GramCounts counts;
-  for (size_t n = 1; n <= kMaxOrder; ++n) {
-    for (size_t i = 0; i + n <= ids.size(); ++i) {
-      Gram g;
-      for (size_t k = 0; k < n; ++k) g.ids[k] = ids[i + k];
-      ++counts[g];
-    }
-  }
+  for (size_t n = 1; n <= kMaxOrder; ++n) add_ngrams(ids, n, counts);
   return counts;
 }
 

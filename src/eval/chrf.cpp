@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "eval/ngram_counts.h"
 #include "eval/unicode_lower.h"
 
 namespace yoke {
@@ -16,31 +17,13 @@ constexpr int kCharOrder = 6;
 constexpr int kMaxWordOrder = 6;
 constexpr double kBeta = 2.0;
 
-// An n-gram of code points or of word ids; n-grams of each order are counted apart, so the
-// unused slots need no marker.
-struct Gram {
-  std::array<uint32_t, 6> items{};
-  bool operator==(const Gram& o) const { return items == o.items; }
-};
-
-struct GramHash {
-  size_t operator()(const Gram& g) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the items
-    for (uint32_t x : g.items) h = (h ^ x) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
-using GramCounts = std::unordered_map<Gram, int64_t, GramHash>;
+// n-grams of code points or of word ids; each order is counted in its own map.
+using GramCounts = NGramCounts<size_t(std::max(kCharOrder, kMaxWordOrder))>;
 
 template <typename Seq>
 GramCounts count_ngrams(const Seq& seq, size_t n) {
   GramCounts counts;
-  for (size_t i = 0; i + n <= seq.size(); ++i) {
-    Gram g;
-    for (size_t k = 0; k < n; ++k) g.items[k] = static_cast<uint32_t>(seq[i + k]);
-    ++counts[g];
-  }
+  add_ngrams(seq, n, counts);
   return counts;
 }
 

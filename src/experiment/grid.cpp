@@ -7,14 +7,10 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/trim.h"
 
 namespace yoke {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 // Variant names become directory names: keep them plain.
 bool plain_name(const std::string& n) {

@@ -86,6 +86,14 @@ inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   return pid;
 }
 
+// The lines of a text (a command's output, a file's content).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
 // Runs to the end; returns the exit code (128 + signal when killed).
 inline int run(const std::vector<std::string>& args, const fs::path& log) {
   int status = 0;

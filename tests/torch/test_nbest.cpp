@@ -30,13 +30,6 @@ std::vector<std::vector<int>> random_sources(int n, int max_len, int vocab, uint
   return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 std::vector<std::string> split_bars(const std::string& line) {
   std::vector<std::string> out;
   size_t at = 0;

@@ -23,13 +23,6 @@ namespace {
 #define SKIP_WITHOUT_INT8() \
   if (!int8_available()) GTEST_SKIP() << "this LibTorch has no quantized engine"
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 // Teacher-forced log-probabilities [B, T, V] of random targets for random sources.
 at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
   at::NoGradGuard no_grad;

@@ -15,20 +15,9 @@
 using namespace yoke::test;
 using nlohmann::json;
 
-namespace {
-
-std::vector<std::string> read_lines_of(const fs::path& p) {
-  std::vector<std::string> out;
-  std::ifstream in(p);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-}  // namespace
-
 TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   const auto model = tiny_translation_model();
-  const auto sentences = read_lines_of(data_dir() / "test.toy.src.txt");
+  const auto sentences = lines_of(slurp(data_dir() / "test.toy.src.txt"));
   ASSERT_GE(sentences.size(), 20u);
   // What `yoke translate` makes of them with the same beam: the server must answer the same.
   std::vector<std::string> expected;
