@@ -24,8 +24,7 @@ int cmd_params(int argc, char** argv) {
   fill_vocab_sizes(cfg);
   cfg.validate();
   auto model = build_model(cfg, cfg.data);
-  int64_t total = 0;
-  for (const auto& p : model->parameters(true)) total += p.numel();
+  const int64_t total = count_parameters(*model);
   const auto c = count_embeddings(model->embeddings->spec());
   if (json) {
     std::cout << nlohmann::json{{"params", total}, {"emb", c.emb}, {"red", c.red()}, {"emb_untied", c.emb_untied},

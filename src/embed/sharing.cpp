@@ -149,4 +149,18 @@ LogitParts WordEmbeddings::logit_parts(const at::Tensor& h) const {
 AffineLogits WordEmbeddings::affine_logits() const { return yoke::affine_logits(spec_.output, *output_); }
 at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *use(*output_, path_output), h); }
 
+int64_t count_parameters(const torch::nn::Module& model) {
+  int64_t n = 0;
+  for (const auto& p : model.parameters(/*recurse=*/true)) n += p.numel();
+  return n;
+}
+
+std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
+  if (cfg.task != Task::lm || cfg.factored_rank > 0 || cfg.cross_layer || cfg.tie == Tie::shared_private)
+    return std::nullopt;
+  const double v = double(cfg.tgt_vocab_size), d = double(cfg.d_model), layers = double(cfg.decoder_layers);
+  const double words = (cfg.tie == Tie::none ? 2.0 : 1.0) * v * d;
+  return words / (words + 12.0 * layers * d * d);
+}
+
 }  // namespace yoke

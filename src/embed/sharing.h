@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/enums.h"
@@ -50,6 +51,16 @@ struct EmbeddingCount {
 // the spec's vocabularies unless others are given (Liu et al. 2019 compare three-way WT on a joint
 // vocabulary against a vanilla model with separate ones).
 EmbeddingCount count_embeddings(const EmbeddingSpec&, int64_t baseline_src_vocab = -1, int64_t baseline_tgt_vocab = -1);
+
+// Every parameter of a model (a matrix shared between places is registered once, counted once).
+int64_t count_parameters(const torch::nn::Module& model);
+
+// Seed 004 §5.1's share of the parameters that represent words, counting 12d² per layer:
+// Vd / (Vd + 12Ld²) = 1 / (1 + 12Ld/V) for a tied language model, 2Vd / (2Vd + 12Ld²) for an
+// untied one. nullopt where that formula does not describe the model: not a decoder-only model,
+// factored word matrices, layers shared, or shared-private embeddings.
+struct Config;
+std::optional<double> embedding_fraction_closed_form(const Config& cfg);
 
 // Where the gradient of the word matrices came from in the last backward passes (Iyer et
 // al. 2025): path A = every input lookup, path B = the output projection. share_output =

@@ -59,9 +59,8 @@ fs::path run_dir(const std::string& out_dir, const std::string& variant, int see
 }
 
 // Translates and scores every test set of the run's data with the finished model.
-nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const std::string& checkpoint,
+nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const LoadedModel& m,
                                    std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
   SearchOptions so;
   so.beam = grid.beam;
   so.lenpen = grid.lenpen;
@@ -98,8 +97,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
 }
 
 // A language model's scores: perplexity of every test text of its data, scored as it was trained.
-nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpoint, std::ostream& log) {
-  auto m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
+nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, std::ostream& log) {
   const auto meta = DataMeta::read(cfg.data);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& s : meta.tests()) {
@@ -120,8 +118,8 @@ nlohmann::json perplexity_of_tests(const Config& cfg, const std::string& checkpo
 }
 
 // yoke analyze's files for the model, plus the gradient-path curve when training logged one.
-nlohmann::json analyze_run(const std::string& model_dir, const std::string& checkpoint, const fs::path& out, std::ostream& log) {
-  auto result = analyze_model(load_model(model_dir, checkpoint), out.string());
+nlohmann::json analyze_run(const std::string& model_dir, const LoadedModel& m, const fs::path& out, std::ostream& log) {
+  auto result = analyze_model(m, out.string());
   if (draw_gradient_paths((fs::path(model_dir) / "metrics.jsonl").string(), (out / "grad_paths.svg").string()))
     result["pictures"].push_back("grad_paths.svg");
   log << "  analysis: " << out.string() << std::endl;
@@ -175,10 +173,10 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
     checkpoint = "checkpoint_avg.ykp";
   }
   fill_vocab_sizes(cfg);
-  auto model = build_model(cfg, cfg.save_dir);
-  int64_t params = 0;
-  for (const auto& p : model->parameters(true)) params += p.numel();
-  const auto counts = count_embeddings(model->embeddings->spec());
+  // Loaded once: counted, then used by the tests and the analysis (each used to load it anew).
+  const LoadedModel m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
+  const int64_t params = count_parameters(*m.model);
+  const auto counts = count_embeddings(m.model->embeddings->spec());
 
   nlohmann::json result = {{"variant", v.name}, {"seed", seed}, {"params", params}, {"emb", counts.emb},
                            {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
@@ -190,9 +188,8 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
     result["grad_share_output_early"] = g->early;
     result["grad_share_output_late"] = g->late;
   }
-  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, checkpoint, log)
-                                     : translate_and_score(grid, cfg, dir, checkpoint, log);
-  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, checkpoint, dir / "analysis", log);
+  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, log) : translate_and_score(grid, cfg, dir, m, log);
+  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, m, dir / "analysis", log);
   // Written last: its presence is what marks the run as done.
   write_json((dir / "result.json").string(), result);
   return true;
@@ -224,14 +221,6 @@ Grid select_variants(Grid grid, const std::vector<std::string>& names, const std
 }
 
 }  // namespace
-
-std::optional<double> embedding_fraction_closed_form(const Config& cfg) {
-  if (cfg.task != Task::lm || cfg.factored_rank > 0 || cfg.cross_layer || cfg.tie == Tie::shared_private)
-    return std::nullopt;
-  const double v = double(cfg.tgt_vocab_size), d = double(cfg.d_model), layers = double(cfg.decoder_layers);
-  const double words = (cfg.tie == Tie::none ? 2.0 : 1.0) * v * d;
-  return words / (words + 12.0 * layers * d * d);
-}
 
 // What the report is built from: the folder's experiment.json and its finished runs.
 ReportInput report_input(const std::string& out_dir) {

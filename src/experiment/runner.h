@@ -47,11 +47,5 @@ void write_experiment_report(const std::string& grid_path, const std::string& ou
 // folder to commit under docs/results/.
 void export_experiment(const std::string& out_dir, const std::string& dest, std::ostream& log);
 
-// Seed 004 §5.1's share of the parameters that represent words, counting 12d² per layer:
-// Vd / (Vd + 12Ld²) = 1 / (1 + 12Ld/V) for a tied language model, 2Vd / (2Vd + 12Ld²) for an
-// untied one. nullopt where that formula does not describe the model: not a decoder-only model,
-// factored word matrices, layers shared, or shared-private embeddings.
-struct Config;
-std::optional<double> embedding_fraction_closed_form(const Config& cfg);
 
 }  // namespace yoke
