@@ -18,6 +18,7 @@ import os
 import resource
 import struct
 import sys
+import zlib
 import time
 
 import torch
@@ -30,13 +31,18 @@ DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64, "i32":
 
 
 def read_ykp(path):
-    """yoke's checkpoint: 'YOKECKP1', a uint64 header length, the JSON header, the raw tensors."""
+    """yoke's checkpoint: 'YOKECKP2', a uint64 header length, the header's uint32 CRC-32, the JSON
+    header, the raw tensors (version 1, 'YOKECKP1', has no CRC)."""
     with open(path, "rb") as f:
         data = f.read()
-    assert data[:8] == b"YOKECKP1", f"{path}: not a yoke checkpoint"
+    assert data[:8] in (b"YOKECKP1", b"YOKECKP2"), f"{path}: not a yoke checkpoint"
     (n,) = struct.unpack_from("<Q", data, 8)
-    header = json.loads(data[16:16 + n])
-    base = 16 + n
+    start = 16 if data[:8] == b"YOKECKP1" else 20
+    text = data[start:start + n]
+    if start == 20:
+        assert struct.unpack_from("<I", data, 16)[0] == zlib.crc32(text), f"{path}: header checksum does not match"
+    header = json.loads(text)
+    base = start + n
     tensors = {}
     for t in header["tensors"]:
         raw = bytearray(data[base + t["offset"]: base + t["offset"] + t["bytes"]])

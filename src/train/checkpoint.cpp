@@ -1,11 +1,10 @@
 #include "train/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "util/atomic_file.h"
 #include "util/checksum.h"
@@ -14,7 +13,10 @@
 namespace yoke {
 namespace {
 
-constexpr char kMagic[8] = {'Y', 'O', 'K', 'E', 'C', 'K', 'P', '1'};
+// Version 2 (this build writes it): magic, uint64 header length, the CRC-32 of the header's
+// bytes, the JSON header, the raw tensors. Version 1 had no header checksum; it still loads.
+constexpr char kMagicV1[8] = {'Y', 'O', 'K', 'E', 'C', 'K', 'P', '1'};
+constexpr char kMagicV2[8] = {'Y', 'O', 'K', 'E', 'C', 'K', 'P', '2'};
 
 std::string dtype_name(at::ScalarType t) {
   switch (t) {
@@ -29,7 +31,7 @@ std::string dtype_name(at::ScalarType t) {
   }
 }
 
-at::ScalarType dtype_from(const std::string& s) {
+std::optional<at::ScalarType> dtype_from(const std::string& s) {
   if (s == "f32") return at::kFloat;
   if (s == "f64") return at::kDouble;
   if (s == "i64") return at::kLong;
@@ -37,7 +39,81 @@ at::ScalarType dtype_from(const std::string& s) {
   if (s == "bf16") return at::kBFloat16;
   if (s == "f16") return at::kHalf;
   if (s == "i8") return at::kChar;
-  throw std::runtime_error("unknown tensor type " + s);
+  return std::nullopt;
+}
+
+// One tensor of the index, checked against the file before anything is allocated for it.
+struct IndexEntry {
+  std::string name;
+  at::ScalarType dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset, bytes;
+  std::optional<uint32_t> crc32;  // absent in checkpoints written before tensor checksums
+};
+
+// The parts of a checkpoint before its tensor bytes.
+struct Header {
+  nlohmann::json meta;
+  std::vector<IndexEntry> index;
+  std::streamoff data_start = 0;
+};
+
+Header read_header(std::ifstream& in, const std::string& path) {
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec || !in) throw input_error(path, 0, "cannot open checkpoint" + (ec ? ": " + ec.message() : std::string()));
+  char magic[8];
+  if (!in.read(magic, 8) || (std::memcmp(magic, kMagicV1, 8) != 0 && std::memcmp(magic, kMagicV2, 8) != 0))
+    throw input_error(path, 0, "not a yoke checkpoint");
+  const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
+  uint64_t len = 0;
+  uint32_t stored_crc = 0;
+  if (!in.read(reinterpret_cast<char*>(&len), 8) || (!v1 && !in.read(reinterpret_cast<char*>(&stored_crc), 4)))
+    throw input_error(path, 0, "truncated checkpoint header");
+  const uint64_t prefix = v1 ? 16 : 20;
+  if (len > file_size - std::min(file_size, prefix))
+    throw input_error(path, 0, "corrupt checkpoint header: its length (" + std::to_string(len) +
+                                   " bytes) exceeds the file");
+  std::string text(len, '\0');
+  if (!in.read(text.data(), std::streamsize(len))) throw input_error(path, 0, "truncated checkpoint header");
+  if (!v1 && crc32_update(0, text.data(), text.size()) != stored_crc)
+    throw input_error(path, 0, "damaged checkpoint: the header's checksum does not match (disk or copy error, "
+                               "or an edited file); use another checkpoint");
+  Header h;
+  h.data_start = std::streamoff(prefix + len);
+  const uint64_t data_bytes = file_size - prefix - len;
+  // Every field is read here, so that a malformed header is one error naming the file, never a
+  // JSON library's "key not found" without it.
+  try {
+    const auto header = nlohmann::json::parse(text);
+    h.meta = header.at("meta");
+    if (!h.meta.is_object()) throw std::runtime_error("'meta' is not an object");
+    for (const auto& entry : header.at("tensors")) {
+      IndexEntry e;
+      e.name = entry.at("name").get<std::string>();
+      const std::string dtype = entry.at("dtype").get<std::string>();
+      const auto t = dtype_from(dtype);
+      if (!t) throw std::runtime_error("tensor " + e.name + " has unknown type '" + dtype + "'");
+      e.dtype = *t;
+      e.shape = entry.at("shape").get<std::vector<int64_t>>();
+      e.offset = entry.at("offset").get<uint64_t>();
+      e.bytes = entry.at("bytes").get<uint64_t>();
+      if (entry.contains("crc32")) e.crc32 = entry.at("crc32").get<uint32_t>();
+      // The shape's byte count, without overflow, must be the stored one and lie inside the file.
+      uint64_t expected = uint64_t(c10::elementSize(e.dtype));
+      for (const int64_t d : e.shape) {
+        if (d < 0) throw std::runtime_error("tensor " + e.name + " has a negative dimension");
+        if (d > 0 && expected > data_bytes / uint64_t(d)) expected = data_bytes + 1;
+        else expected *= uint64_t(d);
+      }
+      if (expected != e.bytes || e.offset > data_bytes || e.bytes > data_bytes - e.offset)
+        throw std::runtime_error("tensor " + e.name + ": shape, size and offset do not fit the file");
+      h.index.push_back(std::move(e));
+    }
+  } catch (const std::exception& e) {  // nlohmann's parse, type and missing-key errors, and the checks above
+    throw input_error(path, 0, std::string("corrupt checkpoint header: ") + e.what());
+  }
+  return h;
 }
 
 }  // namespace
@@ -58,8 +134,10 @@ void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
   const std::string text = header.dump();
   AtomicFile f(path);
   const uint64_t len = text.size();
-  f.write(kMagic, 8);
+  const uint32_t crc = crc32_update(0, text.data(), text.size());
+  f.write(kMagicV2, 8);
   f.write(&len, 8);
+  f.write(&crc, 4);
   f.write(text.data(), len);
   for (const auto& c : data) f.write(c.data_ptr(), c.numel() * c.element_size());
   f.commit();
@@ -67,53 +145,47 @@ void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
 
 std::string numbered_checkpoint_name(int64_t update) { return "checkpoint_u" + std::to_string(update) + ".ykp"; }
 
+std::optional<int64_t> numbered_checkpoint_update(const std::string& f) {
+  const std::string prefix = "checkpoint_u", suffix = ".ykp";
+  if (f.size() <= prefix.size() + suffix.size() || f.rfind(prefix, 0) != 0 ||
+      f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string digits = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return std::nullopt;
+  return std::stoll(digits);
+}
+
 std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
-  const std::string prefix = "checkpoint_u", suffix = ".ykp";
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    const std::string f = e.path().filename().string();
-    if (f.size() <= prefix.size() + suffix.size() || f.rfind(prefix, 0) != 0 ||
-        f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string digits = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
-    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
-    found.emplace_back(std::stoll(digits), e.path().string());
-  }
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (const auto update = numbered_checkpoint_update(e.path().filename().string()))
+      found.emplace_back(*update, e.path().string());
   std::sort(found.begin(), found.end());
   return found;
 }
 
+CheckpointHeader read_checkpoint_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Header h = read_header(in, path);
+  CheckpointHeader out{std::move(h.meta), {}};
+  for (const auto& e : h.index) out.tensors.push_back(e.name);
+  return out;
+}
+
 Checkpoint load_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path, 0, "cannot open checkpoint");
-  char magic[8];
-  uint64_t len = 0;
-  if (!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
-    throw input_error(path, 0, "not a yoke checkpoint");
-  if (!in.read(reinterpret_cast<char*>(&len), 8) || len > (1ull << 32))
-    throw input_error(path, 0, "corrupt checkpoint header");
-  std::string text(len, '\0');
-  if (!in.read(text.data(), std::streamsize(len))) throw input_error(path, 0, "truncated checkpoint header");
+  Header h = read_header(in, path);
   Checkpoint ckpt;
-  nlohmann::json header;
-  try { header = nlohmann::json::parse(text); } catch (const std::exception& e) {
-    throw input_error(path, 0, std::string("corrupt checkpoint header: ") + e.what());
-  }
-  ckpt.meta = header.at("meta");
-  const std::streamoff base = 16 + std::streamoff(len);
-  for (const auto& entry : header.at("tensors")) {
-    auto shape = entry.at("shape").get<std::vector<int64_t>>();
-    auto t = at::empty(shape, at::TensorOptions(dtype_from(entry.at("dtype").get<std::string>())));
-    const uint64_t bytes = entry.at("bytes").get<uint64_t>();
-    if (bytes != uint64_t(t.numel() * t.element_size())) throw input_error(path, 0, "corrupt tensor index");
-    in.seekg(base + std::streamoff(entry.at("offset").get<uint64_t>()));
-    if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(bytes)))
-      throw input_error(path, 0, "truncated checkpoint (tensor " + entry.at("name").get<std::string>() + ")");
-    // Checkpoints written before checksums have none; every newer one is verified.
-    if (entry.contains("crc32") && entry.at("crc32").get<uint32_t>() != crc32_update(0, t.data_ptr(), bytes))
-      throw input_error(path, 0, "damaged checkpoint: tensor " + entry.at("name").get<std::string>() +
+  ckpt.meta = std::move(h.meta);
+  for (const auto& e : h.index) {
+    auto t = at::empty(e.shape, at::TensorOptions(e.dtype));
+    in.seekg(h.data_start + std::streamoff(e.offset));
+    if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(e.bytes)))
+      throw input_error(path, 0, "truncated checkpoint (tensor " + e.name + ")");
+    if (e.crc32 && *e.crc32 != crc32_update(0, t.data_ptr(), e.bytes))
+      throw input_error(path, 0, "damaged checkpoint: tensor " + e.name +
                                      " fails its checksum (disk or copy error); use another checkpoint");
-    ckpt.tensors[entry.at("name").get<std::string>()] = t;
+    ckpt.tensors[e.name] = t;
   }
   return ckpt;
 }

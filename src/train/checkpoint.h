@@ -1,9 +1,13 @@
 // Checkpoints in yoke's own format: a JSON header (config, trainer state, tensor index) and the
 // raw tensor bytes. No pickling, so LibTorch 1.13 and 2.x read each other's files. Written to a
 // temporary file, flushed to disk and renamed, so a crash never leaves a torn checkpoint.
+// Layout (version 2): "YOKECKP2", the header's length (uint64), the header's CRC-32 (uint32),
+// the JSON header, the tensors; each tensor's index entry holds its own CRC-32. Version 1
+// ("YOKECKP1", no header checksum) still loads.
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,10 +24,22 @@ struct Checkpoint {
 };
 
 void save_checkpoint(const std::string& path, const Checkpoint& ckpt);
-Checkpoint load_checkpoint(const std::string& path);  // InputError naming the file when unreadable
+// InputError naming the file when it is unreadable, damaged (a checksum does not match) or its
+// header is malformed.
+Checkpoint load_checkpoint(const std::string& path);
+
+// The header alone (checked as load_checkpoint checks it), without reading the tensors: for
+// looking at a large checkpoint's config and trainer state.
+struct CheckpointHeader {
+  nlohmann::json meta;
+  std::vector<std::string> tensors;  // names, in the file's order
+};
+CheckpointHeader read_checkpoint_header(const std::string& path);
 
 // Numbered checkpoints, checkpoint_u<update>.ykp, hold weights only: for averaging and evaluation.
 std::string numbered_checkpoint_name(int64_t update);
+// The update of a numbered checkpoint's file name; nothing for any other name.
+std::optional<int64_t> numbered_checkpoint_update(const std::string& file_name);
 // Those in `dir` as (update, path), oldest first; other files are ignored.
 std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::string& dir);
 

@@ -23,6 +23,18 @@ static std::shared_ptr<const SharedPrivateLayout> load_pair_layout(const Config&
   return layout;
 }
 
+Config checkpoint_config(const nlohmann::json& meta, const std::string& path) {
+  if (!meta.contains("config") || !meta.at("config").is_object())
+    throw input_error(path, 0, "corrupt checkpoint header: it holds no model config");
+  try {
+    Config c = Config::from_json(meta.at("config"));
+    c.validate();
+    return c;
+  } catch (const std::exception& e) {  // a bad value (InputError) or a value of the wrong JSON type
+    throw input_error(path, 0, std::string("the model config in its header is invalid: ") + e.what());
+  }
+}
+
 std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir) {
   auto spec = EmbeddingSpec::from_config(cfg);
   if (spec.tie == Tie::shared_private) spec.shared_private = load_pair_layout(cfg, vocab_dir);
@@ -55,7 +67,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   LoadedModel m;
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
   auto ckpt = load_checkpoint(m.checkpoint);
-  m.config = Config::from_json(ckpt.meta.at("config"));
+  m.config = checkpoint_config(ckpt.meta, m.checkpoint);
   // Training copies the pair file into the model directory: the model needs nothing else.
   if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
   m.model = build_model(m.config, dir);

@@ -17,6 +17,10 @@ struct LoadedModel {
   bool int8 = false;           // an int8 model (`yoke quantize`, train/int8_model.h)
 };
 
+// The config a checkpoint's meta holds, checked (Config::validate); InputError naming `path`
+// when it is missing or invalid.
+Config checkpoint_config(const nlohmann::json& meta, const std::string& path);
+
 // A fresh, randomly initialised model for a config (vocabulary sizes must be set).
 // `vocab_dir` (a data or model directory) is needed for tie = shared-private: the pair file
 // names words, and the vocabularies turn them into ids.
