@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "util/error.h"
 
@@ -34,33 +35,89 @@ size_t utf8_sequence_length(const unsigned char* s, size_t i, size_t n) {
   return 0;
 }
 
-// Closes a gzFile when the reader goes out of scope, also on exceptions.
-struct GzCloser {
-  void operator()(gzFile_s* f) const { gzclose(f); }
-};
-using GzHandle = std::unique_ptr<gzFile_s, GzCloser>;
-
-GzHandle open_for_reading(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw input_error(path, 0, "cannot open: is a directory");
-  errno = 0;
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files transparently
-  if (!f) {
-    const int err = errno;
-    throw input_error(path, 0,
-                      std::string("cannot open: ") + (err ? std::strerror(err) : "out of memory"));
+// A plain or gzip file in chunks. gzip data is inflated here rather than by gzread, which
+// ends a truncated stream like a whole one and skips whatever follows the last member: a damaged
+// or wrongly joined file must not pass for a shorter corpus. Members may follow each other
+// (`cat a.gz b.gz` is one gzip file, as gzip itself reads it); any other byte after them is an error.
+class ChunkReader {
+ public:
+  explicit ChunkReader(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw input_error(path, 0, "cannot open: is a directory");
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_) throw input_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    in_.resize(1 << 18);
+    fill();
+    gzip_ = have_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+    if (gzip_ && inflateInit2(&z_, 15 + 16) != Z_OK) throw input_error(path, 0, "cannot start gzip decompression");
   }
-  gzbuffer(f, 1 << 18);
-  return GzHandle(f);
-}
+  ~ChunkReader() {
+    if (gzip_) inflateEnd(&z_);
+  }
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
 
-std::string gz_error_text(gzFile f) {
-  int code = 0;
-  const char* msg = gzerror(f, &code);
-  if (code == Z_ERRNO) return std::strerror(errno);
-  return msg ? msg : "unknown error";
-}
+  // Up to `n` bytes of text into `out`; 0 at the end. `lines` (read so far) goes into messages.
+  size_t read(char* out, size_t n, size_t lines) {
+    if (!gzip_) {
+      if (pos_ == have_ && !fill()) return 0;
+      const size_t k = std::min(n, have_ - pos_);
+      std::memcpy(out, in_.data() + pos_, k);
+      pos_ += k;
+      return k;
+    }
+    z_.next_out = reinterpret_cast<Bytef*>(out);
+    z_.avail_out = static_cast<uInt>(n);
+    while (z_.avail_out == n) {
+      if (member_done_) {  // another member, the end, or bytes that are neither
+        if (pos_ + 2 > have_) fill();
+        if (pos_ == have_) return 0;
+        if (have_ - pos_ < 2 || in_[pos_] != 0x1f || in_[pos_ + 1] != 0x8b)
+          throw input_error(path_, 0, "unexpected bytes after the end of the compressed data (at byte " +
+                                          std::to_string(consumed_ + pos_) + " of the file, after line " +
+                                          std::to_string(lines) + "): the file is damaged or other data was appended");
+        inflateReset(&z_);
+        member_done_ = false;
+      }
+      if (pos_ == have_ && !fill())
+        throw input_error(path_, 0, "unexpected end of compressed data after line " + std::to_string(lines) +
+                                        " (the file is truncated)");
+      z_.next_in = in_.data() + pos_;
+      z_.avail_in = static_cast<uInt>(have_ - pos_);
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      pos_ = have_ - z_.avail_in;
+      if (rc == Z_STREAM_END) member_done_ = true;
+      else if (rc != Z_OK && rc != Z_BUF_ERROR)
+        throw input_error(path_, 0, "cannot read after line " + std::to_string(lines) + ": " +
+                                        (z_.msg ? z_.msg : "invalid compressed data"));
+    }
+    return n - z_.avail_out;
+  }
+
+ private:
+  // Moves the unread input to the front and reads more after it; false when nothing more came.
+  bool fill() {
+    if (pos_ > 0) {
+      std::memmove(in_.data(), in_.data() + pos_, have_ - pos_);
+      consumed_ += pos_;
+      have_ -= pos_;
+      pos_ = 0;
+    }
+    const size_t got = std::fread(in_.data() + have_, 1, in_.size() - have_, file_.get());
+    if (got == 0 && std::ferror(file_.get()))
+      throw input_error(path_, 0, std::string("cannot read: ") + std::strerror(errno));
+    have_ += got;
+    return got > 0;
+  }
+
+  std::string path_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+  std::vector<unsigned char> in_;
+  size_t pos_ = 0, have_ = 0;  // unread input is in_[pos_, have_)
+  uint64_t consumed_ = 0;      // file bytes before in_[0]
+  bool gzip_ = false, member_done_ = false;
+  z_stream z_{};
+};
 
 // Strips the line terminator rest, drops a BOM on line 1, validates, and stores the line.
 void finish_line(const std::string& path, size_t line_no, std::string&& line,
@@ -107,16 +164,12 @@ bool is_blank(const std::string& line) {
 }
 
 std::vector<std::string> read_lines(const std::string& path) {
-  GzHandle f = open_for_reading(path);
+  ChunkReader reader(path);
   std::vector<std::string> lines;
   std::vector<char> buf(1 << 20);
   std::string partial;  // the line that continues past the end of the previous chunk
   size_t line_no = 0;
-  for (;;) {
-    const int got = gzread(f.get(), buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0)
-      throw input_error(path, 0, "cannot read after line " + std::to_string(line_no) + ": " + gz_error_text(f.get()));
-    if (got == 0) break;
+  while (const size_t got = reader.read(buf.data(), buf.size(), line_no)) {
     const char* p = buf.data();
     const char* end = p + got;
     while (p < end) {
@@ -131,13 +184,6 @@ std::vector<std::string> read_lines(const std::string& path) {
       p = nl + 1;
     }
   }
-  // zlib ends a truncated stream like a whole one and only remembers Z_BUF_ERROR: without this
-  // check a cut-off download would pass for a shorter corpus.
-  int code = Z_OK;
-  gzerror(f.get(), &code);
-  if (code == Z_BUF_ERROR)
-    throw input_error(path, 0, "unexpected end of compressed data after line " + std::to_string(line_no) +
-                                   " (the file is truncated)");
   if (!partial.empty()) finish_line(path, ++line_no, std::move(partial), lines);
   return lines;
 }

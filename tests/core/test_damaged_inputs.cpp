@@ -1,6 +1,6 @@
-// Damaged inputs and outputs the tests make themselves: a truncated .gz, a full device, a
-// directory already holding a data set, flipped bytes and foreign token ids in binarized data,
-// a directory locked by another writer.
+// Damaged inputs and outputs the tests make themselves: a truncated .gz, bytes after a .gz's
+// data, a full device, a directory already holding a data set, flipped bytes and foreign token
+// ids in binarized data, a directory locked by another writer.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +40,28 @@ TEST(DamagedInput, TruncatedGzipIsAnErrorNamingTheFile) {
   const std::string msg = test::input_error_message([&] { read_lines(gz); });
   EXPECT_NE(msg.find(gz), std::string::npos) << msg;
   EXPECT_NE(msg.find("unexpected end of compressed data after line"), std::string::npos) << msg;
+}
+
+// gzread skipped whatever followed the last gzip member: a damaged file, or text appended to a
+// compressed one, passed for a shorter corpus.
+TEST(DamagedInput, BytesAfterTheGzipDataAreAnErrorNamingTheFile) {
+  const std::string dir = temp_dir("gz-trailing");
+  const auto gz = [&](const std::string& name, const std::string& text) {
+    gzFile f = gzopen((dir + "/" + name).c_str(), "wb");
+    gzwrite(f, text.data(), unsigned(text.size()));
+    gzclose(f);
+    return test::read_file(dir + "/" + name);
+  };
+  const std::string a = gz("a.gz", "one\ntwo\n"), b = gz("b.gz", "three\n");
+  std::ofstream(dir + "/joined.gz", std::ios::binary) << a << b;  // `cat a.gz b.gz`: one gzip file of two members
+  EXPECT_EQ(read_lines(dir + "/joined.gz"), (std::vector<std::string>{"one", "two", "three"}));
+  for (const std::string& tail : {std::string("three\n"), std::string(512, '\0'), std::string("\x1f")}) {
+    std::ofstream(dir + "/tail.gz", std::ios::binary) << a << tail;
+    const std::string msg = test::input_error_message([&] { read_lines(dir + "/tail.gz"); });
+    EXPECT_NE(msg.find(dir + "/tail.gz: unexpected bytes after the end of the compressed data (at byte " +
+                       std::to_string(a.size()) + " of the file, after line 2)"),
+              std::string::npos) << msg;
+  }
 }
 
 TEST(DamagedOutput, AFullDeviceIsAnErrorAndStaysADevice) {
