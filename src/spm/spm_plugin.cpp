@@ -2,6 +2,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <sstream>
+
 #include "text/spm_api.h"
 
 namespace {
@@ -58,12 +60,22 @@ class BlockIterator : public sentencepiece::SentenceIterator {
 
 yoke::spm::Processor* new_processor() { return new SpProcessor(); }
 
+// The model comes back in memory, with the text of its .vocab file as SentencePiece writes it
+// ("piece<TAB>score" a line): yoke writes both files, so a failed write names them.
 std::string train(const std::unordered_map<std::string, std::string>& options,
-                  const std::vector<const std::vector<std::string>*>& blocks, unsigned seed) {
+                  const std::vector<const std::vector<std::string>*>& blocks, unsigned seed, std::string* model,
+                  std::string* vocab) {
   sentencepiece::SetRandomGeneratorSeed(seed);
   BlockIterator it(blocks);
-  const auto s = sentencepiece::SentencePieceTrainer::Train(options, &it);
-  return s.ok() ? "" : s.ToString();
+  auto s = sentencepiece::SentencePieceTrainer::Train(options, &it, model);
+  if (!s.ok()) return s.ToString();
+  sentencepiece::SentencePieceProcessor sp;
+  s = sp.LoadFromSerializedProto(*model);
+  if (!s.ok()) return s.ToString();
+  std::ostringstream text;
+  for (int id = 0; id < sp.GetPieceSize(); ++id) text << sp.IdToPiece(id) << "\t" << sp.GetScore(id) << "\n";
+  *vocab = text.str();
+  return "";
 }
 
 const yoke::spm::Api kApi{new_processor, train};

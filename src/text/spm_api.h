@@ -30,9 +30,12 @@ class Processor {
 
 struct Api {
   Processor* (*new_processor)();
-  // Trains on the sentences of `blocks` with SentencePiece's key/value options; "" on success.
+  // Trains on the sentences of `blocks` with SentencePiece's key/value options, writing no file:
+  // the serialized model and the text of its .vocab file come back in `model` and `vocab`.
+  // "" on success, else the error.
   std::string (*train)(const std::unordered_map<std::string, std::string>& options,
-                       const std::vector<const std::vector<std::string>*>& blocks, unsigned seed);
+                       const std::vector<const std::vector<std::string>*>& blocks, unsigned seed, std::string* model,
+                       std::string* vocab);
 };
 
 // Loads the plugin on first use; throws std::runtime_error saying where it looked.

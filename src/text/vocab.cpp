@@ -9,6 +9,7 @@
 
 #include "text/corpus.h"
 #include "text/spm_api.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -32,7 +33,7 @@ void check_options(const VocabTrainOptions& opts) {
 
 std::unordered_map<std::string, std::string> trainer_args(const VocabTrainOptions& opts) {
   return {
-      {"model_prefix", opts.model_prefix},
+      // No model_prefix: the model comes back in memory and run_trainer writes it.
       {"vocab_size", std::to_string(opts.vocab_size)},
       {"model_type", opts.model_type},
       {"character_coverage", std::to_string(opts.character_coverage)},
@@ -78,8 +79,13 @@ void run_trainer(const VocabTrainOptions& opts,
   size_t total = 0;
   for (const auto* t : texts) total += t->size();
   if (total == 0) throw input_error(join(opts.input_files), 0, "no sentences to train on");
-  const std::string error = spm::api().train(trainer_args(opts), texts, spm_seed(opts.seed));
+  std::string model, vocab;
+  const std::string error = spm::api().train(trainer_args(opts), texts, spm_seed(opts.seed), &model, &vocab);
   if (!error.empty()) throw_training_error(opts, error);
+  // Written here rather than by SentencePiece, so that a full disk is an error naming the file
+  // written, not one about the training text.
+  write_file_atomically(opts.model_prefix + ".model", model);
+  write_file_atomically(opts.model_prefix + ".vocab", vocab);
 }
 
 }  // namespace

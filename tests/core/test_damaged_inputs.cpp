@@ -1,8 +1,11 @@
 // Damaged inputs and outputs the tests make themselves: a truncated .gz, bytes after a .gz's
-// data, a full device, a directory already holding a data set, flipped bytes and foreign token
-// ids in binarized data, a directory locked by another writer.
+// data, a full device or disk, a directory already holding a data set, flipped bytes and foreign
+// token ids in binarized data, a directory locked by another writer.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,7 @@
 #include "text/corpus.h"
 #include "text/prepare.h"
 #include "text/synthetic.h"
+#include "text/vocab.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
@@ -104,6 +108,43 @@ PrepareOptions tiny_prepare(const std::string& dir) {
   PrepareOptions p = synthetic_prepare_options(dir + "/corpus", dir + "/data");
   p.vocab_size = 150;
   return p;
+}
+
+// SentencePiece wrote its model itself, and a failed write came back as an error about the
+// training text. The model is written by yoke now: the error names it.
+TEST(DamagedOutput, AVocabularyWrittenToAFullDeviceNamesTheFile) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  const std::string dir = temp_dir("vocab-full");
+  fs::create_symlink("/dev/full", dir + "/spm.model");
+  std::vector<std::string> text;
+  for (int i = 0; i < 200; ++i) text.push_back("a small text with words number " + std::to_string(i));
+  VocabTrainOptions v;
+  v.input_files = {"input.txt"};
+  v.model_prefix = dir + "/spm";
+  v.vocab_size = 60;
+  const std::string msg = test::input_error_message([&] { train_vocab_on(v, {&text}); });
+  EXPECT_NE(msg.find(dir + "/spm.model: cannot write: No space left on device"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("input.txt"), std::string::npos) << msg;
+}
+
+// A disk that fills up while prepare writes (a file size limit stands in for it: the same failed
+// write(2), errno EFBIG instead of ENOSPC): the error names the file written, not the inputs.
+TEST(DamagedOutput, PrepareOnAFullDiskNamesTheFileItWrites) {
+  const std::string dir = temp_dir("prepare-full");
+  PrepareOptions p = tiny_prepare(dir);
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  rlimit small = before;
+  small.rlim_cur = 2048;  // below the size of spm.model, the first file prepare writes
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // a failed write, not a killed process
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::ostringstream log;
+  const std::string msg = test::input_error_message([&] { prepare_data(p, log); });
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(msg.find("/spm.model: cannot write: File too large"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find(p.train_src), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir + "/data")) << "a failed prepare leaves no data directory";
 }
 
 TEST(DamagedInput, PrepareThatKeepsNoTrainingPairIsAnError) {
