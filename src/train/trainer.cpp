@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -81,7 +82,7 @@ class MetricsLog {
  public:
   // Keeps the records of updates up to `resumed_update` (a resumed run replays the updates after
   // its checkpoint, and their records would come twice); -1 starts an empty log.
-  MetricsLog(const std::string& path, int64_t resumed_update) {
+  MetricsLog(const std::string& path, int64_t resumed_update) : path_(path) {
     std::string kept;
     if (resumed_update >= 0)
       for (const auto& j : read_json_lines(path)) {
@@ -97,9 +98,11 @@ class MetricsLog {
                            std::chrono::system_clock::now().time_since_epoch()).count()) / 1000.0;
     out_ << j.dump() << '\n';
     out_.flush();
+    if (!out_) throw input_error(path_, 0, std::string("cannot write: ") + std::strerror(errno));
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 

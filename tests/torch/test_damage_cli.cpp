@@ -70,6 +70,19 @@ TEST(DamageCli, WritesToAFullDeviceFailTheCommand) {
   EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
 }
 
+// metrics.jsonl was appended to without a look at the stream: a full disk lost the records of a
+// run that ended with exit 0.
+TEST(DamageCli, MetricsWrittenToAFullDeviceFailTheRun) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  const auto dir = work_dir() / "metrics-full";
+  fs::create_directories(dir);
+  fs::create_symlink("/dev/full", dir / "metrics.jsonl");
+  const auto log = work_dir() / "metrics-full.log";
+  EXPECT_EQ(run(train_args(dir, 5), log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find((dir / "metrics.jsonl").string() + ": cannot write: No space left on device"),
+            std::string::npos) << slurp(log);
+}
+
 TEST(DamageCli, ZeroedTensorBytesInACheckpointAreCaught) {
   const auto damaged = work_dir() / "damaged.ykp";
   fs::copy_file(trained_model() / "checkpoint_last.ykp", damaged, fs::copy_options::overwrite_existing);
