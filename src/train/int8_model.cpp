@@ -51,6 +51,7 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
 
   Checkpoint ck;
   ck.meta["config"] = original.meta.at("config");
+  if (original.meta.contains("vocab")) ck.meta["vocab"] = original.meta.at("vocab");  // the files copied below
   ck.meta["int8"] = {{"format", kInt8Format}, {"from", r.from},
                      {"scheme", "int8 weights, one symmetric scale per row; activations quantized per call"}};
   for (const auto& [name, t] : module_state(*m.model))

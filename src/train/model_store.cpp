@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "align/pair_data.h"
+#include "text/vocab_files.h"
 #include "train/checkpoint.h"
 #include "train/int8_model.h"
 #include "util/error.h"
@@ -68,6 +69,13 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
   auto ckpt = load_checkpoint(m.checkpoint);
   m.config = checkpoint_config(ckpt.meta, m.checkpoint);
+  // Checkpoints from before the record have none; they load as they always did.
+  if (ckpt.meta.contains("vocab") && ckpt.meta.at("vocab").is_object())
+    if (const auto d = vocab_difference(ckpt.meta.at("vocab"), vocab_checksums(dir)))
+      throw input_error((fs::path(dir) / d->file).string(), 0,
+                        "is not the vocabulary recorded in " + m.checkpoint + " (" + d->detail +
+                            "): the model directory's vocabulary was replaced after training; put back the file "
+                            "the model was trained with");
   // Training copies the pair file into the model directory: the model needs nothing else.
   if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
   m.model = build_model(m.config, dir);

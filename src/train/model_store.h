@@ -29,7 +29,9 @@ std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& v
 // The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last.
 std::string pick_checkpoint(const std::string& dir, const std::string& name);
 
-// device: cpu, cuda or auto (see compat::device_from_name).
+// device: cpu, cuda or auto (see compat::device_from_name). When the checkpoint records the
+// vocabularies' checksums (text/vocab_files.h), a vocabulary file of `dir` that differs is an
+// InputError naming it and the checkpoint.
 LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "", const std::string& device = "cpu");
 
 // load_model, and an InputError when the model was trained for another task (an LM given to

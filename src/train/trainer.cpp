@@ -3,6 +3,7 @@
 #include <csignal>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "batch/batch.h"
 #include "batch/batching.h"
 #include "batch/lm_batch.h"
+#include "config/config_diff.h"
 #include "train/gradient_sync.h"
 #include "train/process_group.h"
 #include "eval/bleu.h"
@@ -26,10 +28,12 @@
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/data_meta.h"
+#include "text/vocab_files.h"
 #include "train/checkpoint.h"
 #include "train/flat_adam.h"
 #include "train/model_store.h"
 #include "util/atomic_file.h"
+#include "util/checksum.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/json_file.h"
@@ -146,6 +150,9 @@ class Trainer {
     if (group_) group_->allreduce_sum(t);
   }
   void save(const std::string& reason);
+  // Before anything is written: a checkpoint_last that cannot be resumed with this run's config,
+  // data or pair file is an InputError; keys that may change and did are logged.
+  void check_resume();
   bool resume();
   // Rank 0's weights, optimizer state and loop state reach every rank (another machine need not
   // see rank 0's files). Returns whether rank 0 resumed.
@@ -165,6 +172,7 @@ class Trainer {
   std::vector<uint32_t> train_src_lens_, train_tgt_lens_;
   std::vector<std::string> valid_refs_;
   Vocab tgt_vocab_;
+  nlohmann::json vocab_checksums_;  // of the data's vocabularies, recorded in every checkpoint
   LoopState st_;
   std::unique_ptr<MetricsLog> metrics_;  // rank 0 only
   std::unique_ptr<ProcessGroup> group_;
@@ -208,10 +216,15 @@ void Trainer::load_data() {
   if (!lm() && fs::exists(dir / "valid.tgt.txt")) valid_refs_ = read_lines((dir / "valid.tgt.txt").string());
   tgt_vocab_ = Vocab::load(target_vocab_path(cfg_.data));
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
+  // check_resume() has made sure they are the ones a resumed model was trained with; those of
+  // the other layout (joint or separate) go, so that no stale file is picked up instead.
   if (!writer()) return;
   fs::create_directories(cfg_.save_dir);
-  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"})
-    if (fs::exists(dir / f)) copy_file_atomically((dir / f).string(), (fs::path(cfg_.save_dir) / f).string());
+  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"}) {
+    const auto to = fs::path(cfg_.save_dir) / f;
+    if (fs::exists(dir / f)) copy_file_atomically((dir / f).string(), to.string());
+    else if (fs::exists(to)) fs::remove(to);
+  }
 }
 
 LossSums Trainer::forward(const Batch& b) {
@@ -293,7 +306,7 @@ void Trainer::save(const std::string& reason) {
   // The world size is a note, not a dependency: any number of ranks resumes the checkpoint.
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
             {"reason", reason}, {"format", 1}, {"world_size", world()},
-            {"batches_per_update", int64_t(cfg_.update_freq) * world()}};
+            {"batches_per_update", int64_t(cfg_.update_freq) * world()}, {"vocab", vocab_checksums_}};
   for (auto& [name, t] : module_state(*model_)) c.tensors["model." + name] = t;
   const fs::path dir(cfg_.save_dir);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
@@ -307,6 +320,49 @@ void Trainer::save(const std::string& reason) {
   save_checkpoint((dir / "checkpoint_last.ykp").string(), c);
 }
 
+void Trainer::check_resume() {
+  const fs::path dir(cfg_.save_dir), path = dir / "checkpoint_last.ykp";
+  if (!fs::exists(path)) return;
+  const std::string ckpt = path.string();
+  const CheckpointHeader header = read_checkpoint_header(ckpt);
+  const auto has = [&](const std::string& name) {
+    return std::find(header.tensors.begin(), header.tensors.end(), name) != header.tensors.end();
+  };
+  if (!header.meta.contains("state") || !has("optimizer.exp_avg") || !has("optimizer.exp_avg_sq"))
+    throw input_error(ckpt, 0, "holds weights only (a numbered, averaged or int8 checkpoint?), no trainer state to "
+                               "resume from; checkpoint_last.ykp is the name of the file `yoke train` writes: move "
+                               "this one away, or train into another save_dir");
+
+  const Config before = checkpoint_config(header.meta, ckpt);
+  std::vector<ConfigChange> fixed, allowed;
+  for (auto& c : config_changes(before, cfg_)) (c.allowed ? allowed : fixed).push_back(c);
+  if (!fixed.empty())
+    throw input_error(ckpt, 0, "cannot resume: this run's config differs from the checkpoint's in keys that cannot "
+                               "change within a run: " + describe_changes(fixed) +
+                               "; set them back, or train into another save_dir");
+  if (!allowed.empty()) log_ << "resume: config changed since " << ckpt << ": " << describe_changes(allowed) << std::endl;
+
+  // The data's vocabularies against those the model was trained with: recorded in the checkpoint,
+  // or, for a checkpoint from before the record, the copies in save_dir.
+  const bool recorded = header.meta.contains("vocab") && header.meta.at("vocab").is_object();
+  const nlohmann::json trained_with = recorded ? header.meta.at("vocab") : vocab_checksums(cfg_.save_dir);
+  if (recorded || !trained_with.empty())
+    if (const auto d = vocab_difference(trained_with, vocab_checksums_))
+      throw input_error((fs::path(cfg_.data) / d->file).string(), 0,
+                        "is not the vocabulary the model in " + ckpt + " was trained with, " +
+                            (trained_with.contains(d->file) ? (dir / d->file).string() : "the one in " + dir.string()) +
+                            " (" + d->detail + "): the data set was prepared again, or is another one. Resume with "
+                            "the data the model was trained on, or train into another save_dir");
+
+  if (cfg_.tie == Tie::shared_private) {
+    const auto copy = dir / "pairs.tsv";
+    if (fs::exists(copy) && fs::exists(cfg_.pairs) && !fs::equivalent(cfg_.pairs, copy) &&
+        file_crc32(cfg_.pairs) != file_crc32(copy.string()))
+      throw input_error(cfg_.pairs, 0, "differs from " + copy.string() + ", the pair file the model in " + ckpt +
+                                           " was trained with; resume with that one, or train into another save_dir");
+  }
+}
+
 bool Trainer::resume() {
   const auto path = fs::path(cfg_.save_dir) / "checkpoint_last.ykp";
   if (!fs::exists(path)) return false;
@@ -315,10 +371,20 @@ bool Trainer::resume() {
   for (auto& [name, t] : c.tensors)
     if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
   load_module_state(*model_, weights, path.string());
+  // check_resume() has seen these names; their shapes and the state's fields are checked here.
+  for (const char* name : {"optimizer.exp_avg", "optimizer.exp_avg_sq"}) {
+    const auto it = c.tensors.find(name);
+    if (it == c.tensors.end() || it->second.sizes() != opt_->exp_avg().sizes())
+      throw input_error(path.string(), 0, std::string("its optimizer state (") + name + ") does not fit the model");
+  }
   opt_->exp_avg().copy_(c.tensors.at("optimizer.exp_avg"));
   opt_->exp_avg_sq().copy_(c.tensors.at("optimizer.exp_avg_sq"));
-  opt_->set_steps(c.meta.at("optimizer_steps"));
-  st_ = LoopState::from_json(c.meta.at("state"));
+  try {
+    opt_->set_steps(c.meta.at("optimizer_steps"));
+    st_ = LoopState::from_json(c.meta.at("state"));
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(path.string(), 0, std::string("corrupt trainer state: ") + e.what());
+  }
   log_ << "resumed from " << path.string() << " at epoch " << st_.epoch << ", update " << st_.update << std::endl;
   // Another number of ranks continues the same sequence of batches; only how many of them make
   // one update can change, and that is the user's choice to make knowingly.
@@ -366,6 +432,10 @@ TrainResult Trainer::run() {
   }
   device_ = compat::device_from_name(name_of(cfg_.device));
   if (device_.is_cuda()) compat::allow_tf32();
+  if (writer()) {
+    vocab_checksums_ = vocab_checksums(cfg_.data);
+    check_resume();
+  }
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
   if (cfg_.tie == Tie::shared_private && writer()) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_diff.h"
 #include "config/key_ranges.h"
 #include "util/error.h"
 
@@ -281,4 +282,32 @@ TEST(ConfigFile, WrittenConfigReadsBackToTheSameValues) {
   Config comment;
   comment.set("data", "dir#1");
   EXPECT_THROW(config_file_text(comment), InputError);
+}
+
+// A resume compares the configs: keys that define the model (or what the recorded best means)
+// are refused; limits, schedule, validation, logging, threads and paths may change.
+TEST(ConfigResume, ModelKeysAreFixedAndTheRestMayChange) {
+  Config before;
+  Config after = before;
+  EXPECT_TRUE(config_changes(before, after).empty());
+  after.heads = 8;
+  after.output = Estimator::cosine;
+  after.max_updates = 500;
+  after.lr = 5e-4;
+  after.data = "other/data";
+  const auto changes = config_changes(before, after);
+  ASSERT_EQ(changes.size(), 5u);
+  std::vector<std::string> fixed, allowed;
+  for (const auto& c : changes) (c.allowed ? allowed : fixed).push_back(c.key);
+  EXPECT_EQ(fixed, (std::vector<std::string>{"heads", "output"}));  // in the order of config_keys.h
+  EXPECT_EQ(allowed, (std::vector<std::string>{"data", "lr", "max_updates"}));
+  EXPECT_EQ(describe_changes(changes), "data \"\" → other/data, heads 4 → 8, output dot → cosine, lr 0.001 → 0.0005, "
+                                       "max_updates 0 → 500");
+  for (const char* key : {"task", "joint_vocab", "d_model", "norm", "positions", "max_positions", "tie", "embed_scale",
+                          "factored_rank", "cross_layer", "arch", "encoder_kernels", "lambda_lm", "early_stop_metric"})
+    EXPECT_FALSE(may_change_on_resume(key)) << key;
+  for (const char* key : {"max_epochs", "warmup", "valid_interval", "patience", "keep_last", "threads", "log_interval",
+                          "dropout", "save_dir", "device", "beam"})
+    EXPECT_TRUE(may_change_on_resume(key)) << key;
+  EXPECT_FALSE(may_change_on_resume("no_such_key"));
 }

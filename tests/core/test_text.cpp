@@ -23,6 +23,7 @@
 #include "text/prepare.h"
 #include "text/synthetic.h"
 #include "text/vocab.h"
+#include "text/vocab_files.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -237,6 +238,33 @@ TEST(VocabTest, DeterministicForSeed) {
   // The same bytes wherever they are written (SentencePiece's own writer put the path into the
   // model): a data set prepared again from the same text keeps its vocabulary's checksum.
   EXPECT_TRUE(read_file(corpus.dir.file("a.model")) == read_file(corpus.dir.file("b.model")));
+}
+
+// A model directory records its vocabularies' checksums; a replaced file, a missing one, or a
+// joint model beside the recorded separate ones (the loaders would take it) is named.
+TEST(VocabFilesTest, DifferencesNameTheFile) {
+  TempDir dir;
+  write_file(dir.file("spm.src.model"), "source model");
+  write_file(dir.file("spm.tgt.model"), "target model");
+  const nlohmann::json recorded = vocab_checksums(dir.str());
+  EXPECT_EQ(recorded.size(), 2u);
+  EXPECT_FALSE(vocab_difference(recorded, vocab_checksums(dir.str())).has_value());
+  write_file(dir.file("spm.tgt.model"), "target model, trained again");
+  auto d = vocab_difference(recorded, vocab_checksums(dir.str()));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->file, "spm.tgt.model");
+  EXPECT_EQ(d->detail.rfind("CRC-32 ", 0), 0u) << d->detail;
+  write_file(dir.file("spm.model"), "a joint model");
+  d = vocab_difference(recorded, vocab_checksums(dir.str()));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->file, "spm.model");
+  EXPECT_EQ(d->detail, "not among the recorded vocabulary files");
+  fs::remove(dir.file("spm.model"));
+  fs::remove(dir.file("spm.src.model"));
+  d = vocab_difference(recorded, vocab_checksums(dir.str()));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->file, "spm.src.model");
+  EXPECT_EQ(d->detail, "missing");
 }
 
 TEST(VocabTest, UnigramModelType) {

@@ -1,0 +1,137 @@
+// A model directory stays what it was trained as: a resume refuses a changed model config, other
+// vocabularies or a weights-only checkpoint_last; translate refuses a replaced vocabulary.
+#include <gtest/gtest.h>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
+  return tiny_train_args(save_dir, max_updates, 9);
+}
+
+// 20 updates, validated at 10 and 20, made once per process; tests copy it before changing it.
+const fs::path& trained() {
+  static const fs::path dir = [] {
+    const auto d = work_dir() / "resume-model";
+    EXPECT_EQ(run(train_args(d, 20), work_dir() / "resume-model.log"), 0) << slurp(work_dir() / "resume-model.log");
+    return d;
+  }();
+  return dir;
+}
+
+fs::path copy_of_trained(const std::string& name) {
+  const auto d = work_dir() / name;
+  fs::remove_all(d);
+  fs::copy(trained(), d, fs::copy_options::recursive);
+  fs::remove(d / "yoke.lock");
+  return d;
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The same toy corpus prepared with a unigram vocabulary of the same size: the config (sizes,
+// joint) matches the trained model's, the vocabulary does not.
+const fs::path& other_vocab_data() {
+  static const fs::path data = [] {
+    auto p = synthetic_prepare_options((work_dir() / "corpus").string(), (work_dir() / "data-unigram").string());
+    data_dir();  // writes the corpus
+    p.vocab_size = 200;
+    p.model_type = "unigram";
+    std::ostringstream log;
+    prepare_data(p, log);
+    return work_dir() / "data-unigram";
+  }();
+  return data;
+}
+
+int64_t update_in(const fs::path& ckpt) {
+  return read_checkpoint_header(ckpt.string()).meta.at("state").at("update").get<int64_t>();
+}
+
+}  // namespace
+
+// Shapes that match are not enough: heads and output change what the weights compute.
+TEST(ResumeCli, ChangedModelKeysAreRefusedByNameAndOtherChangesAreReported) {
+  const auto dir = copy_of_trained("resume-config");
+  const auto log = work_dir() / "resume-config.log";
+  EXPECT_EQ(run(with(train_args(dir, 30), {"--heads", "4", "--output", "cosine"}), log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find((dir / "checkpoint_last.ykp").string() + ": cannot resume: this run's config differs from "
+                            "the checkpoint's in keys that cannot change within a run: heads 2 → 4, output dot → cosine"),
+            std::string::npos) << slurp(log);
+  // positions = learned adds a table the checkpoint lacks: an internal error with a backtrace before.
+  EXPECT_EQ(run(with(train_args(dir, 30), {"--positions", "learned"}), log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find("positions sinusoidal → learned"), std::string::npos) << slurp(log);
+  EXPECT_EQ(slurp(log).find("internal error"), std::string::npos) << slurp(log);
+  EXPECT_EQ(update_in(dir / "checkpoint_last.ykp"), 20);  // refused before anything was written
+
+  ASSERT_EQ(run(with(train_args(dir, 30), {"--lr", "0.0005", "--patience", "3"}), log), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("resume: config changed since " + (dir / "checkpoint_last.ykp").string() + ": save_dir " +
+                            trained().string() + " → " + dir.string() +  // the directory was copied
+                            ", lr 0.001 → 0.0005, max_updates 20 → 30, patience 0 → 3"),
+            std::string::npos) << slurp(log);
+  EXPECT_EQ(update_in(dir / "checkpoint_last.ykp"), 30);
+}
+
+// A numbered (or averaged) checkpoint named checkpoint_last: `internal error: map::at` before.
+TEST(ResumeCli, AWeightsOnlyCheckpointLastIsRefused) {
+  const auto dir = copy_of_trained("resume-weights-only");
+  fs::copy_file(dir / "checkpoint_u10.ykp", dir / "checkpoint_last.ykp", fs::copy_options::overwrite_existing);
+  const auto log = work_dir() / "resume-weights-only.log";
+  EXPECT_EQ(run(train_args(dir, 30), log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find((dir / "checkpoint_last.ykp").string() + ": holds weights only"), std::string::npos)
+      << slurp(log);
+}
+
+// Another data set (or the same one prepared again) with other vocabularies: the resumed run used
+// to copy them over the model's own and train on under the old embeddings.
+TEST(ResumeCli, DataWithOtherVocabulariesIsRefused) {
+  const auto dir = copy_of_trained("resume-other-vocab");
+  ASSERT_NE(slurp(other_vocab_data() / "spm.model"), slurp(dir / "spm.model"));
+  const auto before = slurp(dir / "spm.model");
+  auto args = train_args(dir, 30);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--data") args[i + 1] = other_vocab_data().string();
+  const auto log = work_dir() / "resume-other-vocab.log";
+  EXPECT_EQ(run(args, log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find((other_vocab_data() / "spm.model").string() + ": is not the vocabulary the model in " +
+                            (dir / "checkpoint_last.ykp").string() + " was trained with, " +
+                            (dir / "spm.model").string() + " (CRC-32 "),
+            std::string::npos) << slurp(log);
+  EXPECT_EQ(slurp(dir / "spm.model"), before);  // the model's own vocabulary stays
+}
+
+// translate on a model directory whose spm.model was replaced after training.
+TEST(ResumeCli, TranslateRefusesAReplacedVocabularyAndOldCheckpointsStillLoad) {
+  const auto dir = copy_of_trained("translate-other-vocab");
+  const auto src = (data_dir() / "test.toy.src.txt").string();
+  const auto log = work_dir() / "translate-other-vocab.log";
+  ASSERT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "1", "--output",
+                 (work_dir() / "tov.hyp").string()}, log), 0) << slurp(log);
+  fs::copy_file(other_vocab_data() / "spm.model", dir / "spm.model", fs::copy_options::overwrite_existing);
+  EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "1"}, log), 2);
+  EXPECT_NE(slurp(log).find((dir / "spm.model").string() + ": is not the vocabulary recorded in " +
+                            (dir / "checkpoint_best.ykp").string() + " (CRC-32 "),
+            std::string::npos) << slurp(log);
+
+  // A checkpoint from before the record (no "vocab" in its meta) loads as it always did.
+  auto c = load_checkpoint((dir / "checkpoint_best.ykp").string());
+  ASSERT_TRUE(c.meta.contains("vocab"));
+  c.meta.erase("vocab");
+  save_checkpoint((dir / "checkpoint_best.ykp").string(), c);
+  fs::copy_file(trained() / "spm.model", dir / "spm.model", fs::copy_options::overwrite_existing);
+  EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "1", "--output",
+                 (work_dir() / "tov.hyp").string()}, log), 0) << slurp(log);
+}
