@@ -59,13 +59,14 @@ struct LoopState {
   size_t batch_in_epoch = 0;  // batches of this epoch already consumed
   int64_t update = 0;
   double best = NAN;
+  int64_t best_update = -1;  // the update whose weights checkpoint_best must hold; -1 = not recorded
   int bad_validations = 0;
   double elapsed_s = 0;
   double valid_s = 0;  // of elapsed_s, spent validating (not training)
   int64_t tokens = 0;
   nlohmann::json to_json() const {
     return {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"update", update},
-            {"best", std::isnan(best) ? nlohmann::json() : nlohmann::json(best)},
+            {"best", std::isnan(best) ? nlohmann::json() : nlohmann::json(best)}, {"best_update", best_update},
             {"bad_validations", bad_validations}, {"elapsed_s", elapsed_s}, {"valid_s", valid_s}, {"tokens", tokens}};
   }
   static LoopState from_json(const nlohmann::json& j) {
@@ -74,6 +75,7 @@ struct LoopState {
     s.batch_in_epoch = j.at("batch_in_epoch");
     s.update = j.at("update");
     s.best = j.at("best").is_null() ? NAN : j.at("best").get<double>();
+    s.best_update = j.value("best_update", int64_t(-1));  // absent before it was recorded
     s.bad_validations = j.at("bad_validations");
     s.elapsed_s = j.at("elapsed_s");
     s.valid_s = j.value("valid_s", 0.0);
@@ -154,6 +156,9 @@ class Trainer {
   // data or pair file is an InputError; keys that may change and did are logged.
   void check_resume();
   bool resume();
+  // checkpoint_best must hold the update the trainer state records as best: a kill between
+  // writing checkpoint_last and copying it to checkpoint_best leaves the older one behind.
+  void repair_best();
   // Rank 0's weights, optimizer state and loop state reach every rank (another machine need not
   // see rank 0's files). Returns whether rank 0 resumed.
   bool share_start(bool resumed);
@@ -282,7 +287,7 @@ bool Trainer::after_validation(const ValidResult& v) {
   const bool use_bleu = cfg_.early_stop_metric == EarlyStopMetric::bleu && !std::isnan(v.bleu);
   const double metric = use_bleu ? v.bleu : v.loss;
   const bool better = std::isnan(st_.best) || (use_bleu ? metric > st_.best : metric < st_.best);
-  if (better) { st_.best = metric; st_.bad_validations = 0; } else { ++st_.bad_validations; }
+  if (better) { st_.best = metric; st_.best_update = st_.update; st_.bad_validations = 0; } else { ++st_.bad_validations; }
   char line[200];
   // loss and nll are in bits per token (fairseq's convention), so ppl = 2^nll; BLEU only where computed.
   char bleu[32] = "";
@@ -396,6 +401,38 @@ bool Trainer::resume() {
   return true;
 }
 
+void Trainer::repair_best() {
+  if (st_.best_update < 0) return;  // not recorded (an older checkpoint), or no validation yet
+  const fs::path dir(cfg_.save_dir), best = dir / "checkpoint_best.ykp";
+  int64_t held = -1;
+  std::string damage;
+  if (fs::exists(best)) {
+    try {
+      const auto meta = read_checkpoint_header(best.string()).meta;
+      if (meta.contains("state") && meta.at("state").is_object()) held = meta.at("state").value("update", int64_t(-1));
+    } catch (const InputError& e) {
+      damage = e.what();
+    }
+  }
+  if (held == st_.best_update) return;
+  // The weights of the best update: checkpoint_last's when it is that update (the kill came
+  // between the two writes), else its numbered checkpoint while keep_last still keeps it.
+  const fs::path last = dir / "checkpoint_last.ykp", numbered = dir / numbered_checkpoint_name(st_.best_update);
+  const fs::path from = st_.update == st_.best_update ? last : numbered;
+  const std::string was = !damage.empty() ? "was unreadable (" + damage + ")"
+                          : held < 0      ? "was missing"
+                                          : "held update " + std::to_string(held);
+  if (!fs::exists(from)) {
+    log_ << "warning: " << best.string() << " " << was << ", but the best validation was at update "
+         << st_.best_update << ", whose weights are no longer kept; it is replaced at the next better validation"
+         << std::endl;
+    return;
+  }
+  copy_file_atomically(from.string(), best.string());
+  log_ << "repaired " << best.string() << ": it " << was << ", but the best validation was at update "
+       << st_.best_update << "; copied " << from.filename().string() << std::endl;
+}
+
 bool Trainer::share_start(bool resumed) {
   if (!group_) return resumed;
   at::Tensor flag = at::full({1}, resumed ? 1 : 0, at::kLong);
@@ -467,6 +504,7 @@ TrainResult Trainer::run() {
          << sync_->buckets() << " gradient bucket" << (sync_->buckets() == 1 ? "" : "s") << ", "
          << cfg_.update_freq * world() << " batches per update" << std::endl;
   const bool resumed = share_start(writer() && resume());
+  if (resumed && writer()) repair_best();
   if (writer())
     metrics_ = std::make_unique<MetricsLog>((fs::path(cfg_.save_dir) / "metrics.jsonl").string(),
                                             resumed ? st_.update : -1);

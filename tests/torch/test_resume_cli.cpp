@@ -1,5 +1,6 @@
 // A model directory stays what it was trained as: a resume refuses a changed model config, other
-// vocabularies or a weights-only checkpoint_last; translate refuses a replaced vocabulary.
+// vocabularies or a weights-only checkpoint_last; checkpoint_best is repaired after a kill between
+// its two writes; translate refuses a replaced vocabulary.
 #include <gtest/gtest.h>
 #include <filesystem>
 #include <sstream>
@@ -93,6 +94,25 @@ TEST(ResumeCli, AWeightsOnlyCheckpointLastIsRefused) {
   EXPECT_EQ(run(train_args(dir, 30), log), 2) << slurp(log);
   EXPECT_NE(slurp(log).find((dir / "checkpoint_last.ykp").string() + ": holds weights only"), std::string::npos)
       << slurp(log);
+}
+
+// A kill after checkpoint_last (update 20, recorded best) was written and before it was copied to
+// checkpoint_best leaves the best of update 10 behind: the next start puts the right one there.
+TEST(ResumeCli, ACheckpointBestBehindTheRecordedBestIsRepaired) {
+  const auto dir = copy_of_trained("resume-torn-best");
+  const auto state = read_checkpoint_header((dir / "checkpoint_last.ykp").string()).meta.at("state");
+  const int64_t best = state.at("best_update").get<int64_t>();
+  ASSERT_EQ(update_in(dir / "checkpoint_best.ykp"), best);
+  ASSERT_NE(best, 10) << "the best validation was the first: copying update 10 would tear nothing";
+  fs::copy_file(dir / "checkpoint_u10.ykp", dir / "checkpoint_best.ykp", fs::copy_options::overwrite_existing);
+
+  const auto log = work_dir() / "resume-torn-best.log";
+  ASSERT_EQ(run(train_args(dir, 20), log), 0) << slurp(log);  // at its limit: resumes and stops at once
+  EXPECT_NE(slurp(log).find("repaired " + (dir / "checkpoint_best.ykp").string() + ": it held update 10, but the best "
+                            "validation was at update " + std::to_string(best)),
+            std::string::npos) << slurp(log);
+  EXPECT_EQ(update_in(dir / "checkpoint_best.ykp"), best);
+  EXPECT_EQ(slurp(dir / "checkpoint_best.ykp"), slurp(dir / "checkpoint_last.ykp"));
 }
 
 // Another data set (or the same one prepared again) with other vocabularies: the resumed run used
