@@ -19,7 +19,7 @@ int cmd_average(int argc, char** argv) {
   int last = 5;
   cmd.add_option("--model", dir, "model directory")->type_name("DIR")->required();
   add_value(cmd, "--last", last, "N", "how many of the newest checkpoints")->capture_default_str();
-  cmd.add_option("--out", out, "output file name in DIR")->type_name("NAME")->capture_default_str();
+  cmd.add_option("--out", out, "output file name in DIR (not one of the names `yoke train` writes)")->type_name("NAME")->capture_default_str();
   if (!cmd.read(argc, argv)) return 0;
   const int n = last;
   if (n < 1) throw InputError("--last must be at least 1, got " + std::to_string(n));

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "train/checkpoint.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -13,6 +15,18 @@ namespace yoke {
 std::vector<std::string> average_checkpoints(const std::string& dir, int n, const std::string& out_name) {
   if (n < 1) throw InputError("cannot average the last " + std::to_string(n) + " checkpoints: need at least 1");
   if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
+  const fs::path out = fs::path(dir) / out_name;
+  // The trainer's own files: checkpoint_last must hold its state, checkpoint_best the recorded
+  // best update, and numbered ones the update in their name.
+  const std::string name = out.filename().string();
+  if (name == "checkpoint_last.ykp" || name == "checkpoint_best.ykp" || numbered_checkpoint_update(name))
+    throw input_error(out.string(), 0, "is a name `yoke train` writes (checkpoint_last, checkpoint_best, "
+                                       "checkpoint_u<update>): choose another output name, such as checkpoint_avg.ykp");
+  // A directory a trainer works in (it has the trainer's lock file) is written only while no
+  // yoke process holds it; the lock is held until the average is in place.
+  std::optional<DirLock> lock;
+  const fs::path out_dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (fs::exists(lock_file_in(out_dir.string()))) lock.emplace(lock_file_in(out_dir.string()), out_dir.string());
   const auto found = numbered_checkpoints(dir);
   if (found.empty()) throw input_error(dir, 0, "no numbered checkpoints (checkpoint_u*.ykp) to average");
   const size_t take = std::min(size_t(std::max(1, n)), found.size());
@@ -36,7 +50,7 @@ std::vector<std::string> average_checkpoints(const std::string& dir, int n, cons
     if (t.is_floating_point()) t = t.div(double(use.size())).to(at::kFloat);
   avg.meta["averaged"] = nlohmann::json::array();
   for (auto& p : use) avg.meta["averaged"].push_back(fs::path(p).filename().string());
-  save_checkpoint((fs::path(dir) / out_name).string(), avg);
+  save_checkpoint(out.string(), avg);
   return use;
 }
 

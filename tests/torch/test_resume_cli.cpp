@@ -1,7 +1,10 @@
 // A model directory stays what it was trained as: a resume refuses a changed model config, other
 // vocabularies or a weights-only checkpoint_last; checkpoint_best is repaired after a kill between
-// its two writes; translate refuses a replaced vocabulary.
+// its two writes; translate refuses a replaced vocabulary; `yoke average` leaves the trainer's
+// files alone.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <sstream>
 
@@ -9,6 +12,7 @@
 
 #include "cli_helpers.h"
 #include "train/checkpoint.h"
+#include "util/dir_lock.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
@@ -154,4 +158,26 @@ TEST(ResumeCli, TranslateRefusesAReplacedVocabularyAndOldCheckpointsStillLoad) {
   fs::copy_file(trained() / "spm.model", dir / "spm.model", fs::copy_options::overwrite_existing);
   EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "1", "--output",
                  (work_dir() / "tov.hyp").string()}, log), 0) << slurp(log);
+}
+
+TEST(ResumeCli, AverageLeavesTheTrainersFilesAndLockedDirectoriesAlone) {
+  const auto dir = copy_of_trained("average-guard");
+  const auto log = work_dir() / "average-guard.log";
+  for (const char* name : {"checkpoint_last.ykp", "checkpoint_best.ykp", "checkpoint_u20.ykp"}) {
+    const auto before = slurp(dir / name);
+    EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2", "--out", name}, log), 2) << name;
+    EXPECT_NE(slurp(log).find((dir / name).string() + ": is a name `yoke train` writes"), std::string::npos)
+        << slurp(log);
+    EXPECT_EQ(slurp(dir / name), before) << name;
+  }
+  {
+    // This process holds the directory as a running trainer would.
+    DirLock trainer(lock_file_in(dir.string()), dir.string());
+    EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2"}, log), 2);
+    EXPECT_NE(slurp(log).find(dir.string() + ": in use by another yoke process (pid " + std::to_string(::getpid()) + ")"),
+              std::string::npos) << slurp(log);
+    EXPECT_FALSE(fs::exists(dir / "checkpoint_avg.ykp"));
+  }
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2"}, log), 0) << slurp(log);
+  EXPECT_TRUE(fs::exists(dir / "checkpoint_avg.ykp"));
 }
