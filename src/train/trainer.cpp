@@ -384,16 +384,18 @@ bool Trainer::resume() {
   }
   opt_->exp_avg().copy_(c.tensors.at("optimizer.exp_avg"));
   opt_->exp_avg_sq().copy_(c.tensors.at("optimizer.exp_avg_sq"));
+  int64_t before = 0;
   try {
     opt_->set_steps(c.meta.at("optimizer_steps"));
     st_ = LoopState::from_json(c.meta.at("state"));
+    before = c.meta.value("batches_per_update", int64_t(0));
   } catch (const nlohmann::json::exception& e) {
     throw input_error(path.string(), 0, std::string("corrupt trainer state: ") + e.what());
   }
   log_ << "resumed from " << path.string() << " at epoch " << st_.epoch << ", update " << st_.update << std::endl;
   // Another number of ranks continues the same sequence of batches; only how many of them make
   // one update can change, and that is the user's choice to make knowingly.
-  const int64_t before = c.meta.value("batches_per_update", int64_t(0)), now = int64_t(cfg_.update_freq) * world();
+  const int64_t now = int64_t(cfg_.update_freq) * world();
   if (before > 0 && before != now)
     log_ << "note: the checkpoint was trained with " << before << " batches per update, this run takes " << now
          << " (update_freq " << cfg_.update_freq << " x " << world() << " rank" << (world() == 1 ? "" : "s")
@@ -410,7 +412,7 @@ void Trainer::repair_best() {
     try {
       const auto meta = read_checkpoint_header(best.string()).meta;
       if (meta.contains("state") && meta.at("state").is_object()) held = meta.at("state").value("update", int64_t(-1));
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {  // damaged (InputError), or a state of the wrong JSON type
       damage = e.what();
     }
   }
