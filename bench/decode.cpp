@@ -28,7 +28,7 @@
 #include "decode/text_io.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/thread_policy.h"
 
 using namespace yoke;

@@ -23,7 +23,7 @@
 #include "bench/workload.h"
 #include "loss/batch_loss.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/thread_policy.h"
 
 using namespace yoke;

@@ -37,7 +37,7 @@
 #include "loss/fused_loss.h"
 #include "model/depthwise_conv.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/thread_policy.h"
 
 using namespace yoke;

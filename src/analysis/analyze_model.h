@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 namespace yoke {
 

@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "train/average.h"
+#include "store/average.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "cli/options.h"
 #include "lm/perplexity.h"
 #include "text/corpus.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/error.h"
 
 namespace yoke::cli {

@@ -6,7 +6,7 @@
 #include "cli/options.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/error.h"
 
 namespace yoke::cli {

@@ -10,7 +10,7 @@
 #include "analysis/neighbours.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;

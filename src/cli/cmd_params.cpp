@@ -3,8 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_options.h"
-#include "train/model_store.h"
-#include "train/trainer.h"
+#include "store/model_store.h"
 
 namespace yoke::cli {
 

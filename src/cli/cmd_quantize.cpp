@@ -1,5 +1,5 @@
 // `yoke quantize`: an int8 copy of a trained model for fast decoding on the CPU
-// (train/int8_model.h); translate, score-pairs and serve read the directory it writes as they
+// (store/int8_model.h); translate, score-pairs and serve read the directory it writes as they
 // read any model directory.
 #include <filesystem>
 #include <iostream>
@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "model/int8_linear.h"
-#include "train/int8_model.h"
+#include "store/quantize.h"
 #include "util/error.h"
 
 namespace yoke::cli {

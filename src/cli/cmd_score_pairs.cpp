@@ -8,7 +8,7 @@
 #include "decode/force_decode.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/progress.h"

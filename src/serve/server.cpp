@@ -19,7 +19,7 @@
 #include "lm/prompt.h"
 #include "serve/http_listener.h"
 #include "serve/metrics.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/error.h"
 
 namespace yoke::serve {

@@ -19,7 +19,7 @@ std::string hex(uint32_t crc) {
 nlohmann::json vocab_checksums(const std::string& dir) {
   namespace fs = std::filesystem;
   nlohmann::json out = nlohmann::json::object();
-  // spm.model wins, as in the loaders (train/model_store.h): a joint model's files are the ones used.
+  // spm.model wins, as in the loaders (store/model_store.h): a joint model's files are the ones used.
   if (fs::exists(fs::path(dir) / "spm.model")) {
     out["spm.model"] = file_crc32((fs::path(dir) / "spm.model").string());
     return out;

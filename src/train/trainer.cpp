@@ -27,11 +27,10 @@
 #include "loss/loss.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
-#include "text/data_meta.h"
 #include "text/vocab_files.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/atomic_file.h"
 #include "util/checksum.h"
 #include "util/dir_lock.h"
@@ -312,7 +311,7 @@ void Trainer::save(const std::string& reason) {
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
             {"reason", reason}, {"format", 1}, {"world_size", world()},
             {"batches_per_update", int64_t(cfg_.update_freq) * world()}, {"vocab", vocab_checksums_}};
-  for (auto& [name, t] : module_state(*model_)) c.tensors["model." + name] = t;
+  put_model_weights(c, module_state(*model_));
   const fs::path dir(cfg_.save_dir);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
   if (reason == "valid" || reason == "interval") {
@@ -372,10 +371,7 @@ bool Trainer::resume() {
   const auto path = fs::path(cfg_.save_dir) / "checkpoint_last.ykp";
   if (!fs::exists(path)) return false;
   auto c = load_checkpoint(path.string());
-  std::map<std::string, at::Tensor> weights;
-  for (auto& [name, t] : c.tensors)
-    if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
-  load_module_state(*model_, weights, path.string());
+  load_module_state(*model_, model_weights(c), path.string());
   // check_resume() has seen these names; their shapes and the state's fields are checked here.
   for (const char* name : {"optimizer.exp_avg", "optimizer.exp_avg_sq"}) {
     const auto it = c.tensors.find(name);
@@ -696,14 +692,6 @@ TrainResult Trainer::run() {
 }
 
 }  // namespace
-
-void fill_vocab_sizes(Config& cfg) {
-  if (cfg.data.empty()) return;
-  const auto meta = DataMeta::read(cfg.data);
-  cfg.src_vocab_size = meta.src_vocab_size;
-  cfg.tgt_vocab_size = meta.tgt_vocab_size;
-  cfg.joint_vocab = meta.joint;
-}
 
 TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode) {
   if (cfg.data.empty()) throw InputError("no training data: set `data = DIR` (a directory from `yoke prepare`)");

@@ -27,9 +27,6 @@ struct TrainResult {
   double comm_wait_s = 0;      // distributed: this session's time spent waiting on the other ranks
 };
 
-// Fills vocabulary sizes from the data directory's meta.json when cfg.data is set.
-void fill_vocab_sizes(Config& cfg);
-
 // Decodes validation sources (subword ids without eos) into target ids, for validation BLEU.
 // Decoding sits above training in the stage order, so the caller hands it in
 // (decode/translator.h: greedy_validation_decode); without one, validation reports loss only.

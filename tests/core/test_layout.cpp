@@ -1,7 +1,9 @@
 // The folders of src/ follow the stages of the work: a file may include only its own folder and
 // folders earlier in kLayers, so there is no cycle between folders. Decoding and language-model
-// code stand beside training, not on it: neither includes train/, and train/ includes neither
-// (validation decoding is handed to the trainer by its caller).
+// code stand beside training, not on it: neither includes train/ (nor store/: they take a model,
+// not a directory), and train/ includes neither (validation decoding is handed to the trainer by
+// its caller). Model storage (store/) sits below training: serve/ and analysis/ read models
+// through it without reaching into train/.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,11 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",   "eval",       "align",
-                                          "batch", "embed",  "model",  "loss",   "decode",     "lm",
-                                          "train", "report", "analysis", "experiment", "serve", "cli", "spm"};
+const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",  "eval",   "align",    "batch",
+                                          "embed", "model",  "loss",   "decode", "lm",    "store",    "train",
+                                          "report", "analysis", "experiment", "serve", "cli", "spm"};
+// Reading a model is store/'s business: only what runs training (experiment/, cli/) includes train/.
 const std::set<std::pair<std::string, std::string>> kForbidden = {
-    {"decode", "train"}, {"lm", "train"}, {"train", "decode"}, {"train", "lm"}, {"decode", "lm"}, {"lm", "decode"}};
+    {"decode", "train"}, {"lm", "train"},         {"train", "decode"}, {"train", "lm"},     {"decode", "lm"},
+    {"lm", "decode"},    {"decode", "store"},     {"lm", "store"},     {"report", "train"}, {"analysis", "train"},
+    {"serve", "train"}};
 
 TEST(Layout, IncludesRunDownTheStagesOnly) {
   const fs::path src = fs::path(YOKE_SOURCE_DIR) / "src";

@@ -9,7 +9,7 @@
 #include "decode/translator.h"
 #include "serve/batching_queue.h"
 #include "tiny_model.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 using namespace yoke;
 using namespace yoke::test;

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tiny_model.h"
-#include "train/checkpoint.h"
-#include "train/model_store.h"
+#include "store/checkpoint.h"
+#include "store/model_store.h"
 #include "util/checksum.h"
 #include "util/error.h"
 
@@ -80,7 +80,7 @@ fs::path save_tiny_model(const fs::path& dir) {
   auto model = build_model(tiny());
   Checkpoint c;
   c.meta = {{"config", tiny().to_json()}};
-  for (auto& [k, t] : module_state(*model)) c.tensors["model." + k] = t;
+  put_model_weights(c, module_state(*model));
   save_checkpoint((dir / "checkpoint_best.ykp").string(), c);
   return dir / "checkpoint_best.ykp";
 }
@@ -124,7 +124,7 @@ TEST(CheckpointFormat, VersionOneFilesStillLoad) {
   at::manual_seed(3);
   auto model = build_model(tiny());
   std::map<std::string, at::Tensor> state;
-  for (auto& [k, t] : module_state(*model)) state["model." + k] = t;
+  for (auto& [k, t] : module_state(*model)) state[model_tensor_name(k)] = t;
   auto [index, data] = tensor_index(state);
   const nlohmann::json meta = {{"config", tiny().to_json()}, {"note", "written by the version 1 layout"}};
   write_bytes(dir / "checkpoint_best.ykp", checkpoint_bytes(1, nlohmann::json{{"meta", meta}, {"tensors", index}}.dump(), data));

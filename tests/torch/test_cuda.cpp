@@ -8,9 +8,9 @@
 #include "loss/batch_loss.h"
 #include "text/vocab.h"
 #include "tiny_model.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 using namespace yoke;
 using namespace yoke::test;

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace yoke::test;

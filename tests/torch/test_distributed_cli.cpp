@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "train/local_launch.h"
 #include "train/process_group.h"
 
@@ -78,12 +78,7 @@ bool wait_for_file(const fs::path& p, double seconds) {
   return false;
 }
 
-std::map<std::string, at::Tensor> weights(const fs::path& ckpt) {
-  std::map<std::string, at::Tensor> out;
-  for (auto& [k, t] : load_checkpoint(ckpt.string()).tensors)
-    if (k.rfind("model.", 0) == 0) out[k] = t;
-  return out;
-}
+std::map<std::string, at::Tensor> weights(const fs::path& ckpt) { return model_weights(load_checkpoint(ckpt.string())); }
 
 int64_t checkpoint_update(const fs::path& ckpt) {
   return load_checkpoint(ckpt.string()).meta.at("state").at("update").get<int64_t>();

@@ -14,7 +14,7 @@
 #include "experiment/grid.h"
 #include "experiment/runner.h"
 #include "model/transformer.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/error.h"
 
 using namespace yoke;

@@ -16,7 +16,7 @@
 #include "loss/batch_loss.h"
 #include "text/vocab.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 using namespace yoke;
 using namespace yoke::test;

@@ -10,9 +10,9 @@
 #include "text/vocab.h"
 #include "copy_task.h"
 #include "tiny_model.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "train/flat_adam.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 using namespace yoke;
 using yoke::test::random_source;

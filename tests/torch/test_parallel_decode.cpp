@@ -13,7 +13,7 @@
 #include "decode/parallel_batches.h"
 #include "decode/translator.h"
 #include "tiny_model.h"
-#include "train/model_store.h"
+#include "store/model_store.h"
 #include "util/thread_policy.h"
 
 using namespace yoke;

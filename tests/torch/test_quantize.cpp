@@ -1,4 +1,4 @@
-// int8 decoding (model/int8_linear.h, train/int8_model.h, `yoke quantize`): the int8 product
+// int8 decoding (model/int8_linear.h, store/int8_model.h, `yoke quantize`): the int8 product
 // against fp32 within the rounding it makes, the effective output matrix of every estimator,
 // models of every estimator and tie decoding like their fp32 selves, and the command end to end.
 // Every int8 test skips where this LibTorch has no quantized engine.
@@ -12,8 +12,8 @@
 #include "decode/force_decode.h"
 #include "model/int8_linear.h"
 #include "tiny_model.h"
-#include "train/checkpoint.h"
-#include "train/model_store.h"
+#include "store/checkpoint.h"
+#include "store/model_store.h"
 
 using namespace yoke;
 using namespace yoke::test;

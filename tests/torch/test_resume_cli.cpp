@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "util/dir_lock.h"
 
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
@@ -27,12 +27,7 @@ std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
   return tiny_train_args(save_dir, max_updates, 3);
 }
 
-std::map<std::string, at::Tensor> weights(const fs::path& ckpt) {
-  std::map<std::string, at::Tensor> out;
-  for (auto& [k, t] : load_checkpoint(ckpt.string()).tensors)
-    if (k.rfind("model.", 0) == 0) out[k] = t;
-  return out;
-}
+std::map<std::string, at::Tensor> weights(const fs::path& ckpt) { return model_weights(load_checkpoint(ckpt.string())); }
 
 int64_t checkpoint_update(const fs::path& ckpt) {
   return load_checkpoint(ckpt.string()).meta.at("state").at("update").get<int64_t>();

@@ -14,12 +14,15 @@ struct LoadedModel {
   std::shared_ptr<Transformer> model;
   Vocab src_vocab, tgt_vocab;  // the same model file when the vocabulary is joint (or an LM)
   std::string checkpoint;      // the file the weights came from
-  bool int8 = false;           // an int8 model (`yoke quantize`, train/int8_model.h)
+  bool int8 = false;           // an int8 model (`yoke quantize`, store/int8_model.h)
 };
 
 // The config a checkpoint's meta holds, checked (Config::validate); InputError naming `path`
 // when it is missing or invalid.
 Config checkpoint_config(const nlohmann::json& meta, const std::string& path);
+
+// Fills vocabulary sizes (and joint_vocab) from the data directory's meta.json when cfg.data is set.
+void fill_vocab_sizes(Config& cfg);
 
 // A fresh, randomly initialised model for a config (vocabulary sizes must be set).
 // `vocab_dir` (a data or model directory) is needed for tie = shared-private: the pair file

@@ -43,6 +43,13 @@ std::optional<int64_t> numbered_checkpoint_update(const std::string& file_name);
 // Those in `dir` as (update, path), oldest first; other files are ignored.
 std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::string& dir);
 
+// The names of a checkpoint's tensors are owned here and in store/int8_model.h (int8 weights):
+// a model parameter or buffer NAME is stored as "model.NAME".
+std::string model_tensor_name(const std::string& parameter);
+// The model's tensors of a checkpoint, by parameter name; and the other way.
+std::map<std::string, at::Tensor> model_weights(const Checkpoint& ckpt);
+void put_model_weights(Checkpoint& ckpt, const std::map<std::string, at::Tensor>& weights);
+
 // Every parameter and buffer of a module by its dotted name (shared ones once).
 std::map<std::string, at::Tensor> module_state(const torch::nn::Module& m);
 // Copies tensors into the module; missing or mis-shaped entries are an InputError naming `origin`.

@@ -1,4 +1,4 @@
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 
 #include <algorithm>
 #include <cstring>
@@ -210,6 +210,24 @@ void load_module_state(torch::nn::Module& m, const std::map<std::string, at::Ten
   };
   for (auto& p : m.named_parameters(true)) copy(p.key(), p.value());
   for (auto& b : m.named_buffers(true)) copy(b.key(), b.value());
+}
+
+namespace {
+constexpr const char* kModelPrefix = "model.";
+}  // namespace
+
+std::string model_tensor_name(const std::string& parameter) { return kModelPrefix + parameter; }
+
+std::map<std::string, at::Tensor> model_weights(const Checkpoint& ckpt) {
+  const std::string prefix = kModelPrefix;
+  std::map<std::string, at::Tensor> out;
+  for (const auto& [name, t] : ckpt.tensors)
+    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = t;
+  return out;
+}
+
+void put_model_weights(Checkpoint& ckpt, const std::map<std::string, at::Tensor>& weights) {
+  for (const auto& [name, t] : weights) ckpt.tensors[model_tensor_name(name)] = t;
 }
 
 }  // namespace yoke

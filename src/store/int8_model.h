@@ -1,4 +1,5 @@
-// An int8 model directory, written by `yoke quantize`: the vocabularies (and pairs.tsv) of the
+// The int8 weights of a checkpoint, as `yoke quantize` writes them (store/quantize.h) and
+// load_model reads them. An int8 model directory: the vocabularies (and pairs.tsv) of the
 // fp32 model it came from, and one checkpoint_best.ykp whose header says "int8". In it, every
 // attention and feed-forward weight of the layers is stored as int8 with one fp32 scale per row
 // (tensors "int8.NAME.values" and "int8.NAME.scales"), and so is the estimator's effective output
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "model/int8_linear.h"
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 
 namespace yoke {
 
@@ -23,15 +24,8 @@ bool is_int8_checkpoint(const Checkpoint& ckpt);
 // InputError naming `origin` when they are malformed.
 Int8Weights take_int8_weights(Checkpoint& ckpt, const std::string& origin);
 
-struct QuantizeResult {
-  std::string from, to;              // the checkpoints read and written
-  std::vector<std::string> files;    // vocabulary and pair files copied
-  int64_t int8_weights = 0, fp32_values = 0, int8_values = 0;
-};
-
-// Quantizes the model in `dir` (checkpoint `checkpoint_name`, or best, or last) into `out`
-// (created; an existing model there is an error). InputError naming the file when `dir` is not
-// a model directory or is already int8.
-QuantizeResult quantize_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name = "");
+// Stores `weights` as int8 tensors ("int8.NAME.values", "int8.NAME.scales") and marks the
+// checkpoint int8, with `about` (where they came from, the scheme) in its header.
+void put_int8_weights(Checkpoint& ckpt, const Int8Weights& weights, const nlohmann::json& about);
 
 }  // namespace yoke

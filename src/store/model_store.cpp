@@ -1,11 +1,12 @@
-#include "train/model_store.h"
+#include "store/model_store.h"
 
 #include <filesystem>
 
 #include "align/pair_data.h"
+#include "store/checkpoint.h"
+#include "store/int8_model.h"
+#include "text/data_meta.h"
 #include "text/vocab_files.h"
-#include "train/checkpoint.h"
-#include "train/int8_model.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -34,6 +35,14 @@ Config checkpoint_config(const nlohmann::json& meta, const std::string& path) {
   } catch (const std::exception& e) {  // a bad value (InputError) or a value of the wrong JSON type
     throw input_error(path, 0, std::string("the model config in its header is invalid: ") + e.what());
   }
+}
+
+void fill_vocab_sizes(Config& cfg) {
+  if (cfg.data.empty()) return;
+  const auto meta = DataMeta::read(cfg.data);
+  cfg.src_vocab_size = meta.src_vocab_size;
+  cfg.tgt_vocab_size = meta.tgt_vocab_size;
+  cfg.joint_vocab = meta.joint;
 }
 
 std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir) {
@@ -82,10 +91,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   const bool int8 = m.int8 = is_int8_checkpoint(ckpt);
   Int8Weights int8_weights;
   if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);
-  std::map<std::string, at::Tensor> weights;
-  for (auto& [name, t] : ckpt.tensors)
-    if (name.rfind("model.", 0) == 0) weights[name.substr(6)] = t;
-  load_module_state(*m.model, weights, m.checkpoint);
+  load_module_state(*m.model, model_weights(ckpt), m.checkpoint);
   const auto where = compat::device_from_name(device);
   if (where.is_cuda()) compat::allow_tf32();
   m.model->to(where);

@@ -1,10 +1,10 @@
-#include "train/average.h"
+#include "store/average.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 
-#include "train/checkpoint.h"
+#include "store/checkpoint.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
 
