@@ -23,15 +23,7 @@ import threading
 import time
 
 
-def rss_mib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, TypeError):
-        return None
-    return None
+from serve_load import rss_mib  # noqa: E402 - beside this file
 
 
 def mib(x):

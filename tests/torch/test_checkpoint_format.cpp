@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/file_helpers.h"
 #include "tiny_model.h"
 #include "store/checkpoint.h"
 #include "store/model_store.h"
@@ -85,15 +86,7 @@ fs::path save_tiny_model(const fs::path& dir) {
   return dir / "checkpoint_best.ykp";
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError";
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return yoke::test::input_error_message(f); }
 
 }  // namespace
 
