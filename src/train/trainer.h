@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "train/stop_signal.h"  // install_stop_handlers, stop_requested, stop_signal
 
 namespace yoke {
 class Transformer;
@@ -35,11 +36,5 @@ using ValidationDecoder = std::function<std::vector<std::vector<int>>(
 
 // Resumes from save_dir/checkpoint_last.ykp when present.
 TrainResult train(Config cfg, std::ostream& log, const ValidationDecoder& decode = {});
-
-// Installs SIGINT/SIGTERM handlers that ask the loop to save and stop (a second signal exits).
-void install_stop_handlers();
-bool stop_requested();
-// The signal that asked to stop (SIGINT, SIGTERM), 0 if none: a command exits with 128 + it.
-int stop_signal();
 
 }  // namespace yoke

@@ -1,0 +1,131 @@
+#include "train/resume.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config_diff.h"
+#include "model/transformer.h"
+#include "store/checkpoint.h"
+#include "store/model_store.h"
+#include "text/vocab_files.h"
+#include "train/flat_adam.h"
+#include "util/atomic_file.h"
+#include "util/checksum.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+
+void check_resume(const Config& cfg, const nlohmann::json& data_vocab, std::ostream& log) {
+  const fs::path dir(cfg.save_dir), path = dir / "checkpoint_last.ykp";
+  if (!fs::exists(path)) return;
+  const std::string ckpt = path.string();
+  const CheckpointHeader header = read_checkpoint_header(ckpt);
+  const auto has = [&](const std::string& name) {
+    return std::find(header.tensors.begin(), header.tensors.end(), name) != header.tensors.end();
+  };
+  if (!header.meta.contains("state") || !has("optimizer.exp_avg") || !has("optimizer.exp_avg_sq"))
+    throw input_error(ckpt, 0, "holds weights only (a numbered, averaged or int8 checkpoint?), no trainer state to "
+                               "resume from; checkpoint_last.ykp is the name of the file `yoke train` writes: move "
+                               "this one away, or train into another save_dir");
+
+  const Config before = checkpoint_config(header.meta, ckpt);
+  std::vector<ConfigChange> fixed, allowed;
+  for (auto& c : config_changes(before, cfg)) (c.allowed ? allowed : fixed).push_back(c);
+  if (!fixed.empty())
+    throw input_error(ckpt, 0, "cannot resume: this run's config differs from the checkpoint's in keys that cannot "
+                               "change within a run: " + describe_changes(fixed) +
+                               "; set them back, or train into another save_dir");
+  if (!allowed.empty()) log << "resume: config changed since " << ckpt << ": " << describe_changes(allowed) << std::endl;
+
+  // The data's vocabularies against those the model was trained with: recorded in the checkpoint,
+  // or, for a checkpoint from before the record, the copies in save_dir.
+  const bool recorded = header.meta.contains("vocab") && header.meta.at("vocab").is_object();
+  const nlohmann::json trained_with = recorded ? header.meta.at("vocab") : vocab_checksums(cfg.save_dir);
+  if (recorded || !trained_with.empty())
+    if (const auto d = vocab_difference(trained_with, data_vocab))
+      throw input_error((fs::path(cfg.data) / d->file).string(), 0,
+                        "is not the vocabulary the model in " + ckpt + " was trained with, " +
+                            (trained_with.contains(d->file) ? (dir / d->file).string() : "the one in " + dir.string()) +
+                            " (" + d->detail + "): the data set was prepared again, or is another one. Resume with "
+                            "the data the model was trained on, or train into another save_dir");
+
+  if (cfg.tie == Tie::shared_private) {
+    const auto copy = dir / "pairs.tsv";
+    if (fs::exists(copy) && fs::exists(cfg.pairs) && !fs::equivalent(cfg.pairs, copy) &&
+        file_crc32(cfg.pairs) != file_crc32(copy.string()))
+      throw input_error(cfg.pairs, 0, "differs from " + copy.string() + ", the pair file the model in " + ckpt +
+                                           " was trained with; resume with that one, or train into another save_dir");
+  }
+}
+
+std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model, FlatAdam& opt, std::ostream& log) {
+  const auto path = fs::path(cfg.save_dir) / "checkpoint_last.ykp";
+  if (!fs::exists(path)) return std::nullopt;
+  auto c = load_checkpoint(path.string());
+  load_module_state(model, model_weights(c), path.string());
+  // check_resume() has seen these names; their shapes and the state's fields are checked here.
+  for (const char* name : {"optimizer.exp_avg", "optimizer.exp_avg_sq"}) {
+    const auto it = c.tensors.find(name);
+    if (it == c.tensors.end() || it->second.sizes() != opt.exp_avg().sizes())
+      throw input_error(path.string(), 0, std::string("its optimizer state (") + name + ") does not fit the model");
+  }
+  opt.exp_avg().copy_(c.tensors.at("optimizer.exp_avg"));
+  opt.exp_avg_sq().copy_(c.tensors.at("optimizer.exp_avg_sq"));
+  LoopState st;
+  int64_t before = 0;
+  try {
+    opt.set_steps(c.meta.at("optimizer_steps"));
+    st = LoopState::from_json(c.meta.at("state"));
+    before = c.meta.value("batches_per_update", int64_t(0));
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(path.string(), 0, std::string("corrupt trainer state: ") + e.what());
+  }
+  log << "resumed from " << path.string() << " at epoch " << st.epoch << ", update " << st.update << std::endl;
+  // Another number of ranks continues the same sequence of batches; only how many of them make
+  // one update can change, and that is the user's choice to make knowingly.
+  const int64_t now = int64_t(cfg.update_freq) * world;
+  if (before > 0 && before != now)
+    log << "note: the checkpoint was trained with " << before << " batches per update, this run takes " << now
+         << " (update_freq " << cfg.update_freq << " x " << world << " rank" << (world == 1 ? "" : "s")
+         << "); for the same updates as before set update_freq = " << before << " / ranks" << std::endl;
+  return st;
+}
+
+void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
+  if (st.best_update < 0) return;  // not recorded (an older checkpoint), or no validation yet
+  const fs::path dir(cfg.save_dir), best = dir / "checkpoint_best.ykp";
+  int64_t held = -1;
+  std::string damage;
+  if (fs::exists(best)) {
+    try {
+      const auto meta = read_checkpoint_header(best.string()).meta;
+      if (meta.contains("state") && meta.at("state").is_object()) held = meta.at("state").value("update", int64_t(-1));
+    } catch (const std::exception& e) {  // damaged (InputError), or a state of the wrong JSON type
+      damage = e.what();
+    }
+  }
+  if (held == st.best_update) return;
+  // The weights of the best update: checkpoint_last's when it is that update (the kill came
+  // between the two writes), else its numbered checkpoint while keep_last still keeps it.
+  const fs::path last = dir / "checkpoint_last.ykp", numbered = dir / numbered_checkpoint_name(st.best_update);
+  const fs::path from = st.update == st.best_update ? last : numbered;
+  const std::string was = !damage.empty() ? "was unreadable (" + damage + ")"
+                          : held < 0      ? "was missing"
+                                          : "held update " + std::to_string(held);
+  if (!fs::exists(from)) {
+    log << "warning: " << best.string() << " " << was << ", but the best validation was at update "
+         << st.best_update << ", whose weights are no longer kept; it is replaced at the next better validation"
+         << std::endl;
+    return;
+  }
+  copy_file_atomically(from.string(), best.string());
+  log << "repaired " << best.string() << ": it " << was << ", but the best validation was at update "
+       << st.best_update << "; copied " << from.filename().string() << std::endl;
+}
+
+}  // namespace yoke
