@@ -8,12 +8,12 @@
 #include <thread>
 
 #include "batch/batch.h"
+#include "store/model_store.h"
 #include "tiny_model.h"
 #include "train/collectives.h"
 #include "train/flat_adam.h"
 #include "train/gradient_sync.h"
 #include "train/local_launch.h"
-#include "train/model_store.h"
 #include "train/process_group.h"
 #include "train/train_step.h"
 
