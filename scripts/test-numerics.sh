@@ -35,17 +35,30 @@ if [ -n "$default" ] && [ "$used" = "$default" ]; then
   echo "test-numerics: warning: OpenBLAS kept the normal run's kernels; only the thread count differs" >&2
 fi
 
-log=$(mktemp)
+# One thread per test process, so the tests run in shards side by side, one per core (gtest's
+# sharding: each shard runs every n-th test).
+shards=$(nproc 2>/dev/null || echo 1)
 start=$SECONDS
-OPENBLAS_CORETYPE=$coretype OMP_NUM_THREADS=1 "$binary" --gtest_brief=1 >"$log" 2>&1
-rc=$?
-if [ $rc -ne 0 ]; then
-  cat "$log"
-  rm -f "$log"
-  echo "test-numerics: FAILED (exit $rc) under $env_desc" >&2
-  exit 1
-fi
-passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$')
-echo "test-numerics: under $env_desc in $((SECONDS - start)) s"
-rm -f "$log"
-echo "test-numerics: ${passed:-0} passed, 0 failed"
+logs=() pids=()
+for ((i = 0; i < shards; i++)); do
+  logs+=("$(mktemp)")
+  OPENBLAS_CORETYPE=$coretype OMP_NUM_THREADS=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+    "$binary" --gtest_brief=1 >"${logs[$i]}" 2>&1 &
+  pids+=($!)
+done
+failed=0 passed=0
+for ((i = 0; i < shards; i++)); do
+  wait "${pids[$i]}"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    cat "${logs[$i]}"
+    echo "test-numerics: shard $i of $shards FAILED (exit $rc) under $env_desc" >&2
+    failed=1
+  fi
+  n=$(grep -oE '^\[  PASSED  \] [0-9]+' "${logs[$i]}" | grep -oE '[0-9]+$')
+  passed=$((passed + ${n:-0}))
+  rm -f "${logs[$i]}"
+done
+[ $failed -eq 0 ] || exit 1
+echo "test-numerics: under $env_desc in $((SECONDS - start)) s ($shards shards)"
+echo "test-numerics: $passed passed, 0 failed"
