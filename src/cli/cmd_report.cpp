@@ -7,17 +7,14 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "experiment/runner.h"
+#include "report/signed_number.h"
 #include "util/json_file.h"
 
 namespace yoke::cli {
 
 namespace {
 
-std::string signed2(const nlohmann::json& v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f", v.get<double>());
-  return buf;
-}
+std::string signed2(const nlohmann::json& v) { return signed_number(v.get<double>()); }
 
 // One line per comparison: "- l2 vs dot, flickr2016: inconclusive — why (Δ +0.12 [−0.3, +0.5], p 0.41, Holm 0.82; expected +0.50)".
 void print_verdicts(const nlohmann::json& report, std::ostream& out) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "eval/bleu.h"
+#include "eval/moments.h"
 
 namespace yoke {
 
@@ -48,12 +49,6 @@ std::vector<double> bleu_per_seed(const std::vector<std::vector<BleuStats>>& sta
     out.push_back(bleu_from_stats(total).score);
   }
   return out;
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / double(v.size());
 }
 
 }  // namespace

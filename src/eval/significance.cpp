@@ -1,6 +1,7 @@
 #include "eval/significance.h"
 
 #include "eval/bootstrap.h"
+#include "eval/moments.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,19 +21,6 @@ namespace {
 constexpr double kLevel = 0.05;  // two-sided
 constexpr double kPower = 0.80;
 
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-}
-
-// Sample variance (N − 1).
-double variance(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
-  const double m = mean(v);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return ss / double(v.size() - 1);
-}
-
 // The seed part of Var(Δ) and its degrees of freedom.
 struct SeedPart {
   double var = 0, df = 0;
@@ -42,9 +30,9 @@ SeedPart seed_part(const SeededScores& a, const SeededScores& b, bool paired) {
   if (paired) {
     std::vector<double> d;
     for (size_t s = 0; s < a.scores.size(); ++s) d.push_back(b.scores[s] - a.scores[s]);
-    return {variance(d) / double(d.size()), double(d.size()) - 1.0};
+    return {sample_variance(d) / double(d.size()), double(d.size()) - 1.0};
   }
-  const double va = variance(a.scores) / double(a.scores.size()), vb = variance(b.scores) / double(b.scores.size());
+  const double va = sample_variance(a.scores) / double(a.scores.size()), vb = sample_variance(b.scores) / double(b.scores.size());
   const double da = double(a.scores.size()) - 1.0, db = double(b.scores.size()) - 1.0;
   const double denom = va * va / da + vb * vb / db;
   return {va + vb, denom > 0 ? (va + vb) * (va + vb) / denom : da + db};

@@ -12,7 +12,9 @@
 
 #include "eval/bleu_stats_file.h"
 #include "eval/bootstrap.h"
+#include "eval/moments.h"
 #include "eval/significance.h"
+#include "report/signed_number.h"
 #include "report/svg_chart.h"
 #include "report/verdict.h"
 #include "text/corpus.h"
@@ -114,19 +116,11 @@ json number(double v) {
   return v;
 }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? NAN : s / double(v.size());
-}
 
 // Sample standard deviation (N−1); 0 for a single value.
 double stddev(const std::vector<double>& v) {
-  if (v.size() < 2) return v.empty() ? NAN : 0.0;
-  const double m = mean(v);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / double(v.size() - 1));
+  if (v.empty()) return NAN;
+  return std::sqrt(sample_variance(v));
 }
 
 std::vector<double> values_of(const Runs& runs, const std::vector<std::string>& path) {
@@ -454,12 +448,7 @@ std::string compact(double v) {
 }
 
 // "+0.32", "−0.11" (a real minus sign, as in the tables of the papers), never "−0.00".
-std::string signed2(double v) {
-  std::string s = printf_str("%+.2f", v);
-  if (s == "-0.00") s = "+0.00";
-  if (s[0] == '-') s = "\xE2\x88\x92" + s.substr(1);
-  return s;
-}
+std::string signed2(double v) { return signed_number(v, /*unicode_minus=*/true); }
 
 std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", p); }
 

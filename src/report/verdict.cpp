@@ -1,19 +1,15 @@
 #include "report/verdict.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "eval/significance.h"
+#include "report/signed_number.h"
 
 namespace yoke {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f", v);
-  return buf;
-}
+std::string num(double v) { return signed_number(v); }
 
 std::string need_text(const VerdictInput& in, double effect) {
   std::string s = "the smallest effect this test finds with 80% power is " + num(in.detectable).substr(1);
