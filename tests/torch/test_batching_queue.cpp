@@ -47,14 +47,20 @@ void expect_same(const std::vector<Hypothesis>& a, const std::vector<Hypothesis>
   }
 }
 
+// A window of `window` and a token budget no test reaches, so that only the window closes a batch.
+serve::BatchingLimits window_only(std::chrono::milliseconds window) {
+  serve::BatchingLimits limits;
+  limits.window = window;
+  limits.batch_tokens = 100000;
+  return limits;
+}
+
 }  // namespace
 
 TEST(BatchingQueue, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
   auto model = tiny_model();
   std::mutex use;
-  serve::BatchingLimits limits;
-  limits.window = std::chrono::milliseconds(300);
-  limits.batch_tokens = 100000;
+  const serve::BatchingLimits limits = window_only(std::chrono::milliseconds(300));
   std::atomic<int> batches{0}, sentences{0};
   serve::BatchingQueue queue(*model, use, limits, [&](size_t n, size_t) {
     ++batches;
@@ -81,9 +87,7 @@ TEST(BatchingQueue, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
 TEST(BatchingQueue, OtherSearchOptionsAreNotMixed) {
   auto model = tiny_model();
   std::mutex use;
-  serve::BatchingLimits limits;
-  limits.window = std::chrono::milliseconds(200);
-  limits.batch_tokens = 100000;
+  const serve::BatchingLimits limits = window_only(std::chrono::milliseconds(200));
   std::atomic<int> batches{0};
   serve::BatchingQueue queue(*model, use, limits, [&](size_t, size_t) { ++batches; });
   auto a = queue.submit({source(1)}, beam(1), 1);
@@ -96,9 +100,7 @@ TEST(BatchingQueue, OtherSearchOptionsAreNotMixed) {
 TEST(BatchingQueue, FullAndStoppedQueuesRefuseAndStopDecodesWhatWaits) {
   auto model = tiny_model();
   std::mutex use;
-  serve::BatchingLimits limits;
-  limits.window = std::chrono::seconds(30);  // nothing leaves the queue before stop()
-  limits.batch_tokens = 100000;
+  serve::BatchingLimits limits = window_only(std::chrono::seconds(30));  // nothing leaves the queue before stop()
   limits.max_queued_sentences = 3;
   serve::BatchingQueue queue(*model, use, limits);
   auto waiting = queue.submit({source(1), source(2)}, beam(2), 1);
