@@ -41,7 +41,7 @@ int cmd_score_pairs(int argc, char** argv) {
   cmd.add_flag("--word-scores", word_scores, "print each subword's log-probability too");
   cmd.add_flag("--nbest", nbest, "--tgt is an n-best list (INDEX ||| TEXT ||| …)");
   add_value(cmd, "--batch-tokens", batch_tokens, "N", "padded tokens per batch")
-      ->default_str(std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU");
+      ->default_str(default_batch_tokens_text());
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);

@@ -49,7 +49,7 @@ int cmd_serve(int argc, char** argv) {
   add_value(cmd, "--batch-window-ms", window_ms, "MS", "how long a request waits for others to share its batch")
       ->capture_default_str();
   add_value(cmd, "--batch-tokens", o.batching.batch_tokens, "N", "(source subwords + 1) × beam per decoding batch")
-      ->default_str(std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU");
+      ->default_str(default_batch_tokens_text());
   add_value(cmd, "--max-queue", max_queue, "N", "sentences waiting at most; more get 503")->capture_default_str();
   add_value(cmd, "--max-request-bytes", max_request_bytes, "N",
             "largest request body, however it is sent (chunked too); larger get 413 as soon as they pass it")

@@ -52,7 +52,7 @@ int cmd_translate(int argc, char** argv) {
   add_value(cmd, "--batch-tokens", batch_tokens, "N",
             "source tokens × beam per batch (on the CPU, batches of 1000–2000 decoded faster than\n"
             "larger ones; docs/performance.md)")
-      ->default_str("2000 on the CPU, 6000 on a GPU");
+      ->default_str(default_batch_tokens_text());
   so.workers = 0;
   add_value(cmd, "--workers", so.workers, "W",
             "on the CPU, decode W batches at once, each on --threads / W threads (the default: one\n"

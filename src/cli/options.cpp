@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/key_ranges.h"
+#include "decode/translator.h"
 #include "util/error.h"
 #include "util/spelling.h"
 
@@ -172,6 +173,10 @@ CLI::Validator in_key_range(const std::string& key) {
         return "";
       },
       range_text(*range));
+}
+
+std::string default_batch_tokens_text() {
+  return std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU";
 }
 
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text) {

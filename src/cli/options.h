@@ -51,6 +51,9 @@ void add_model_options(CLI::App& app, ModelOptions& model, bool with_device);
 // option and the range.
 CLI::Validator in_key_range(const std::string& key);
 
+// The default of every --batch-tokens, as --help shows it: decode/translator.h's rule.
+std::string default_batch_tokens_text();
+
 // --threads N (CPU threads for LibTorch); the option is unset when not given ("all cores").
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text = "all cores");
 
