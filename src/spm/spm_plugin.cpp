@@ -33,29 +33,19 @@ class SpProcessor : public yoke::spm::Processor {
   sentencepiece::SentencePieceProcessor sp_;
 };
 
-// Feeds in-memory sentences to the trainer without a temporary file.
-class BlockIterator : public sentencepiece::SentenceIterator {
+// Feeds the caller's sentences to the trainer one at a time, without a temporary file.
+class SourceIterator : public sentencepiece::SentenceIterator {
  public:
-  explicit BlockIterator(const std::vector<const std::vector<std::string>*>& blocks) : blocks_(blocks) {
-    skip_exhausted();
-  }
-  bool done() const override { return block_ >= blocks_.size(); }
-  void Next() override {
-    ++index_;
-    skip_exhausted();
-  }
-  const std::string& value() const override { return (*blocks_[block_])[index_]; }
+  explicit SourceIterator(const std::function<bool(std::string&)>& next) : next_(next) { Next(); }
+  bool done() const override { return done_; }
+  void Next() override { done_ = !next_(value_); }
+  const std::string& value() const override { return value_; }
   sentencepiece::util::Status status() const override { return {}; }
 
  private:
-  void skip_exhausted() {
-    while (block_ < blocks_.size() && index_ >= blocks_[block_]->size()) {
-      ++block_;
-      index_ = 0;
-    }
-  }
-  const std::vector<const std::vector<std::string>*>& blocks_;
-  size_t block_ = 0, index_ = 0;
+  const std::function<bool(std::string&)>& next_;
+  std::string value_;
+  bool done_ = false;
 };
 
 yoke::spm::Processor* new_processor() { return new SpProcessor(); }
@@ -63,10 +53,10 @@ yoke::spm::Processor* new_processor() { return new SpProcessor(); }
 // The model comes back in memory, with the text of its .vocab file as SentencePiece writes it
 // ("piece<TAB>score" a line): yoke writes both files, so a failed write names them.
 std::string train(const std::unordered_map<std::string, std::string>& options,
-                  const std::vector<const std::vector<std::string>*>& blocks, unsigned seed, std::string* model,
+                  const std::function<bool(std::string&)>& next, unsigned seed, std::string* model,
                   std::string* vocab) {
   sentencepiece::SetRandomGeneratorSeed(seed);
-  BlockIterator it(blocks);
+  SourceIterator it(next);
   auto s = sentencepiece::SentencePieceTrainer::Train(options, &it, model);
   if (!s.ok()) return s.ToString();
   sentencepiece::SentencePieceProcessor sp;

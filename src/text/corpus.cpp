@@ -35,6 +35,8 @@ size_t utf8_sequence_length(const unsigned char* s, size_t i, size_t n) {
   return 0;
 }
 
+}  // namespace
+
 // A plain or gzip file in chunks. gzip data is inflated here rather than by gzread, which
 // ends a truncated stream like a whole one and skips whatever follows the last member: a damaged
 // or wrongly joined file must not pass for a shorter corpus. Members may follow each other
@@ -56,6 +58,9 @@ class ChunkReader {
   }
   ChunkReader(const ChunkReader&) = delete;
   ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // Bytes of the file (compressed, for gzip) taken in so far: progress against the file size.
+  uint64_t file_bytes_consumed() const { return consumed_ + pos_; }
 
   // Up to `n` bytes of text into `out`; 0 at the end. `lines` (read so far) goes into messages.
   size_t read(char* out, size_t n, size_t lines) {
@@ -119,9 +124,10 @@ class ChunkReader {
   z_stream z_{};
 };
 
-// Strips the line terminator rest, drops a BOM on line 1, validates, and stores the line.
-void finish_line(const std::string& path, size_t line_no, std::string&& line,
-                 std::vector<std::string>& lines) {
+namespace {
+
+// Strips the line terminator rest, drops a BOM on line 1 and validates.
+void finish_line(const std::string& path, size_t line_no, std::string& line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   const size_t bad = find_invalid_utf8(line);
@@ -131,7 +137,6 @@ void finish_line(const std::string& path, size_t line_no, std::string&& line,
     throw input_error(path, line_no,
                       "invalid UTF-8 at byte " + std::to_string(bad + 1) + " (" + hex + ")");
   }
-  lines.push_back(std::move(line));
 }
 
 }  // namespace
@@ -163,59 +168,86 @@ bool is_blank(const std::string& line) {
   return true;
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  ChunkReader reader(path);
-  std::vector<std::string> lines;
-  std::vector<char> buf(1 << 20);
-  std::string partial;  // the line that continues past the end of the previous chunk
-  size_t line_no = 0;
-  while (const size_t got = reader.read(buf.data(), buf.size(), line_no)) {
-    const char* p = buf.data();
-    const char* end = p + got;
-    while (p < end) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-      if (!nl) {
-        partial.append(p, end);
+LineReader::LineReader(const std::string& path)
+    : path_(path), reader_(std::make_unique<ChunkReader>(path)), buf_(1 << 20) {
+  std::error_code ec;
+  file_bytes_ = std::filesystem::file_size(path, ec);
+  if (ec) file_bytes_ = 0;
+}
+
+LineReader::~LineReader() = default;
+
+uint64_t LineReader::bytes_read() const { return reader_->file_bytes_consumed(); }
+
+bool LineReader::next(std::string& line) {
+  line.clear();
+  for (;;) {
+    if (pos_ == have_) {
+      if (done_) break;
+      have_ = reader_->read(buf_.data(), buf_.size(), line_no_);
+      pos_ = 0;
+      if (have_ == 0) {
+        done_ = true;
         break;
       }
-      partial.append(p, nl);
-      finish_line(path, ++line_no, std::move(partial), lines);
-      partial = std::string();
-      p = nl + 1;
     }
+    const char* p = buf_.data() + pos_;
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', have_ - pos_));
+    if (!nl) {
+      line.append(p, have_ - pos_);
+      pos_ = have_;
+      continue;
+    }
+    line.append(p, nl);
+    pos_ = size_t(nl - buf_.data()) + 1;
+    finish_line(path_, ++line_no_, line);
+    return true;
   }
-  if (!partial.empty()) finish_line(path, ++line_no, std::move(partial), lines);
+  if (line.empty()) return false;  // no text after the last "\n"
+  finish_line(path_, ++line_no_, line);
+  return true;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  LineReader reader(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (reader.next(line)) lines.push_back(line);
   return lines;
+}
+
+PairReader::PairReader(const std::string& src_path, const std::string& tgt_path) : src_(src_path), tgt_(tgt_path) {}
+
+bool PairReader::next(std::string& src, std::string& tgt) {
+  const bool has_src = src_.next(src), has_tgt = tgt_.next(tgt);
+  if (has_src == has_tgt) return has_src;
+  // One file ended first: count the rest of the other, so the message gives both counts.
+  LineReader& longer = has_src ? src_ : tgt_;
+  std::string rest;
+  while (longer.next(rest)) {}
+  const size_t n_src = src_.lines_read(), n_tgt = tgt_.lines_read();
+  const std::string& shorter_path = has_src ? tgt_.path() : src_.path();
+  throw input_error(src_.path(), 0,
+                    "line counts differ: " + src_.path() + " has " + std::to_string(n_src) + " lines, " +
+                        tgt_.path() + " has " + std::to_string(n_tgt) + " lines (" + shorter_path +
+                        " ends after line " + std::to_string(std::min(n_src, n_tgt)) + "; line " +
+                        std::to_string(std::min(n_src, n_tgt) + 1) + " of " + longer.path() + " has no partner)");
 }
 
 ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path,
                            CorpusFilterStats* stats) {
-  std::vector<std::string> src = read_lines(src_path);
-  std::vector<std::string> tgt = read_lines(tgt_path);
-  if (src.size() != tgt.size()) {
-    const bool src_shorter = src.size() < tgt.size();
-    const std::string& shorter = src_shorter ? src_path : tgt_path;
-    const std::string& longer = src_shorter ? tgt_path : src_path;
-    throw input_error(src_path, 0,
-                      "line counts differ: " + src_path + " has " + std::to_string(src.size()) +
-                          " lines, " + tgt_path + " has " + std::to_string(tgt.size()) +
-                          " lines (" + shorter + " ends after line " +
-                          std::to_string(std::min(src.size(), tgt.size())) + "; line " +
-                          std::to_string(std::min(src.size(), tgt.size()) + 1) + " of " + longer +
-                          " has no partner)");
-  }
+  PairReader reader(src_path, tgt_path);
   ParallelText out;
-  out.src.reserve(src.size());
-  out.tgt.reserve(tgt.size());
   CorpusFilterStats local;
-  local.read = src.size();
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (is_blank(src[i]) || is_blank(tgt[i])) {
+  std::string src, tgt;
+  while (reader.next(src, tgt)) {
+    ++local.read;
+    if (is_blank(src) || is_blank(tgt)) {
       ++local.dropped_empty;
       continue;
     }
-    out.src.push_back(std::move(src[i]));
-    out.tgt.push_back(std::move(tgt[i]));
+    out.src.push_back(src);
+    out.tgt.push_back(tgt);
   }
   local.kept = out.src.size();
   if (stats) *stats = local;

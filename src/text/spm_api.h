@@ -6,6 +6,7 @@
 // with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): it binds to its own protobuf and hides it from ours.
 // Only virtual calls and standard-library types cross the boundary; errors come back as text.
 #pragma once
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,11 +31,13 @@ class Processor {
 
 struct Api {
   Processor* (*new_processor)();
-  // Trains on the sentences of `blocks` with SentencePiece's key/value options, writing no file:
-  // the serialized model and the text of its .vocab file come back in `model` and `vocab`.
+  // Trains on the sentences `next` gives one by one (it returns false at the end and must not
+  // throw) with SentencePiece's key/value options, writing no file: the serialized model and
+  // the text of its .vocab file come back in `model` and `vocab`. SentencePiece keeps only
+  // its sample (input_sentence_size, reservoir-sampled), so the text is never held whole.
   // "" on success, else the error.
   std::string (*train)(const std::unordered_map<std::string, std::string>& options,
-                       const std::vector<const std::vector<std::string>*>& blocks, unsigned seed, std::string* model,
+                       const std::function<bool(std::string&)>& next, unsigned seed, std::string* model,
                        std::string* vocab);
 };
 

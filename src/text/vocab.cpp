@@ -1,6 +1,9 @@
 #include "text/vocab.h"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
+#include <memory>
 #include <filesystem>
 #include <limits>
 #include <regex>
@@ -73,14 +76,27 @@ unsigned int spm_seed(uint64_t seed) {
   throw input_error(join(opts.input_files), 0, text);
 }
 
-void run_trainer(const VocabTrainOptions& opts,
-                 const std::vector<const std::vector<std::string>*>& texts) {
+// `next` may throw (a read error names its file): the exception is kept while SentencePiece
+// unwinds on its own terms (the plugin boundary carries no exceptions) and rethrown here.
+void run_trainer(const VocabTrainOptions& opts, const SentenceSource& next) {
   check_options(opts);
   size_t total = 0;
-  for (const auto* t : texts) total += t->size();
-  if (total == 0) throw input_error(join(opts.input_files), 0, "no sentences to train on");
+  std::exception_ptr failure;
+  const std::function<bool(std::string&)> guarded = [&](std::string& sentence) {
+    if (failure) return false;
+    try {
+      if (!next(sentence)) return false;
+      ++total;
+      return true;
+    } catch (...) {
+      failure = std::current_exception();
+      return false;
+    }
+  };
   std::string model, vocab;
-  const std::string error = spm::api().train(trainer_args(opts), texts, spm_seed(opts.seed), &model, &vocab);
+  const std::string error = spm::api().train(trainer_args(opts), guarded, spm_seed(opts.seed), &model, &vocab);
+  if (failure) std::rethrow_exception(failure);
+  if (total == 0) throw input_error(join(opts.input_files), 0, "no sentences to train on");
   if (!error.empty()) throw_training_error(opts, error);
   // Written here rather than by SentencePiece, so that a full disk is an error naming the file
   // written, not one about the training text.
@@ -92,18 +108,35 @@ void run_trainer(const VocabTrainOptions& opts,
 
 void train_vocab(const VocabTrainOptions& opts) {
   check_options(opts);
-  std::vector<std::vector<std::string>> files;
-  files.reserve(opts.input_files.size());
-  for (const auto& path : opts.input_files) files.push_back(read_lines(path));
-  std::vector<const std::vector<std::string>*> texts;
-  for (const auto& f : files) texts.push_back(&f);
-  run_trainer(opts, texts);
+  size_t file = 0;
+  std::unique_ptr<LineReader> reader;
+  run_trainer(opts, [&](std::string& sentence) {
+    for (;;) {
+      if (!reader) {
+        if (file == opts.input_files.size()) return false;
+        reader = std::make_unique<LineReader>(opts.input_files[file++]);
+      }
+      if (reader->next(sentence)) return true;
+      reader.reset();
+    }
+  });
 }
 
 void train_vocab_on(const VocabTrainOptions& opts,
                     const std::vector<const std::vector<std::string>*>& texts) {
-  run_trainer(opts, texts);
+  size_t block = 0, index = 0;
+  run_trainer(opts, [&](std::string& sentence) {
+    while (block < texts.size() && index >= texts[block]->size()) {
+      ++block;
+      index = 0;
+    }
+    if (block == texts.size()) return false;
+    sentence = (*texts[block])[index++];
+    return true;
+  });
 }
+
+void train_vocab_from(const VocabTrainOptions& opts, const SentenceSource& next) { run_trainer(opts, next); }
 
 Vocab Vocab::load(const std::string& model_path) {
   std::error_code ec;

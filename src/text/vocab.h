@@ -1,6 +1,7 @@
 // Subword vocabulary: a thin wrapper over SentencePiece with yoke's fixed special ids.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,14 +23,21 @@ struct VocabTrainOptions {
   uint64_t seed = 1;
 };
 
-// Trains on the lines of opts.input_files (read with read_lines, so gzip and UTF-8 checks
-// apply). Special ids are fixed: pad=0 <pad>, unk=1 <unk>, bos=2 <s>, eos=3 </s>.
+// Trains on the lines of opts.input_files, streamed (read as read_lines does, so gzip and UTF-8
+// checks apply). Special ids are fixed: pad=0 <pad>, unk=1 <unk>, bos=2 <s>, eos=3 </s>.
 void train_vocab(const VocabTrainOptions& opts);
 
 // Same, but trains on sentences already in memory; opts.input_files only names the data in
 // error messages. Each pointer is one block of sentences (e.g. source and target side).
 void train_vocab_on(const VocabTrainOptions& opts,
                     const std::vector<const std::vector<std::string>*>& texts);
+
+// The next training sentence into its argument; false at the end. May throw (InputError).
+using SentenceSource = std::function<bool(std::string&)>;
+
+// Same, on sentences given one at a time (e.g. read from files as they stream by: SentencePiece
+// keeps only its sample of input_sentence_size sentences).
+void train_vocab_from(const VocabTrainOptions& opts, const SentenceSource& next);
 
 class Vocab {
  public:
