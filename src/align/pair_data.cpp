@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "text/binarized.h"
+#include "text/data_meta.h"
 #include "text/vocab.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -43,20 +44,25 @@ PairingCounts pair_data(const PairDataOptions& opts, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   PairingInput in = vocabulary_words(opts.data_dir);
   in.threshold = opts.threshold;
-  const auto corpus = load_binarized((fs::path(opts.data_dir) / "train.bin").string());
   in.src_freq.assign(in.src_words.size(), 0);
   in.tgt_freq.assign(in.tgt_words.size(), 0);
-  Ibm2Aligner::Corpus src(corpus.size()), tgt(corpus.size());
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    for (size_t j = 0; j < corpus.src_len(i); ++j) {
-      const int id = corpus.src(i)[j];
-      src[i].push_back(in.src_words[size_t(id)]);
-      in.src_freq[size_t(id)] += 1;
-    }
-    for (size_t j = 0; j < corpus.tgt_len(i); ++j) {
-      const int id = corpus.tgt(i)[j];
-      tgt[i].push_back(in.tgt_words[size_t(id)]);
-      in.tgt_freq[size_t(id)] += 1;
+  // The aligner holds the whole corpus as words: every shard of a sharded corpus, in order.
+  Ibm2Aligner::Corpus src, tgt;
+  for (const auto& file : training_files(opts.data_dir)) {
+    const auto corpus = load_binarized(file);
+    for (size_t i = 0; i < corpus.size(); ++i) {
+      src.emplace_back();
+      tgt.emplace_back();
+      for (size_t j = 0; j < corpus.src_len(i); ++j) {
+        const int id = corpus.src(i)[j];
+        src.back().push_back(in.src_words[size_t(id)]);
+        in.src_freq[size_t(id)] += 1;
+      }
+      for (size_t j = 0; j < corpus.tgt_len(i); ++j) {
+        const int id = corpus.tgt(i)[j];
+        tgt.back().push_back(in.tgt_words[size_t(id)]);
+        in.tgt_freq[size_t(id)] += 1;
+      }
     }
   }
   // pad, unk, bos, eos keep private rows.
@@ -84,7 +90,7 @@ PairingCounts pair_data(const PairDataOptions& opts, std::ostream& log) {
   const auto counts = count_pairs(pairs, in.src_words.size(), in.tgt_words.size());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log << "pairs: " << counts.lm << " lm, " << counts.wf << " wf, " << counts.ur << " ur; unpaired " << counts.src_unpaired
-      << " source / " << counts.tgt_unpaired << " target words (aligned " << corpus.size() << " pairs in " << secs
+      << " source / " << counts.tgt_unpaired << " target words (aligned " << src.size() << " pairs in " << secs
       << " s) -> " << opts.out_path << std::endl;
   return counts;
 }

@@ -11,7 +11,9 @@ int cmd_prepare(int argc, char** argv) {
   Command cmd("prepare",
               "Reads parallel text (plain or .gz), trains SentencePiece (one joint model or one per side), and\n"
               "writes the vocabularies, binarized train/valid sets and raw reference copies into --out.\n"
-              "Empty pairs and pairs longer than --max-len subwords are dropped and counted. The directory is\n"
+              "Empty pairs and pairs longer than --max-len subwords are dropped and counted, as are those --dedup\n"
+              "and --max-ratio drop. The training text is streamed (memory stays bounded for any corpus size) and\n"
+              "encoded on every core, with progress on stderr. The directory is\n"
               "built beside --out and moved there at the end; an --out that is not empty is refused unless\n"
               "--force, which replaces it completely.\n\n"
               "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
@@ -40,8 +42,25 @@ int cmd_prepare(int argc, char** argv) {
       ->default_str("vocab-size");
   cmd.add_option("--model-type", o.model_type, "SentencePiece model type")->type_name("bpe|unigram")->capture_default_str();
   add_value(cmd, "--max-len", max_len, "N", "drop pairs with more subwords on a side")->capture_default_str();
+  add_value(cmd, "--input-sentence-size", o.input_sentence_size, "N",
+            "sentences SentencePiece samples (reservoir sampling in one pass) to learn the vocabulary from (0: all, "
+            "held in memory)")
+      ->capture_default_str();
   add_value(cmd, "--seed", seed, "N", "seed for SentencePiece's sentence sampling")->capture_default_str();
-  add_value(cmd, "--threads", o.threads, "N", "threads for encoding")->capture_default_str();
+  add_value(cmd, "--threads", o.threads, "N", "threads for encoding (0: one per core); the output does not depend on it")
+      ->capture_default_str();
+  cmd.add_flag("--dedup", o.dedup, "drop training pairs that repeat an earlier pair exactly (both sides)");
+  add_value(cmd, "--max-ratio", o.max_ratio, "R",
+            "drop training pairs whose longer side has more than R times the subwords of the other (0: off; 9 is Moses' "
+            "clean-corpus default)")
+      ->capture_default_str();
+  add_value(cmd, "--shard-size", o.shard_pairs, "PAIRS",
+            "training pairs per binarized file: a larger corpus is written as train.000.bin, train.001.bin, ... and "
+            "training reads one shard at a time")
+      ->capture_default_str();
+  add_value(cmd, "--chunk-size", o.chunk_pairs, "PAIRS",
+            "training pairs read and encoded at a time (memory against thread efficiency; the output is the same)")
+      ->capture_default_str();
   if (!cmd.read(argc, argv)) return 0;
   // Which inputs are required depends on --lm.
   for (const CLI::Option* needed : o.lm ? std::vector<const CLI::Option*>{train, valid}

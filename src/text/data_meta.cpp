@@ -27,6 +27,7 @@ DataMeta DataMeta::read(const std::string& dir) {
       split.src_text = s.value("src_text", "");
       split.tgt_text = s.value("tgt_text", "");
       split.text = s.value("text", "");
+      split.shards = s.value("shards", std::vector<std::string>());
       m.splits.push_back(split);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -40,6 +41,25 @@ std::vector<DataSplit> DataMeta::tests() const {
   for (const auto& s : splits)
     if (s.is_test()) out.push_back(s);
   return out;
+}
+
+std::vector<std::string> DataMeta::train_files() const {
+  for (const auto& s : splits)
+    if (s.name == "train") {
+      if (!s.shards.empty()) {
+        std::vector<std::string> out;
+        for (const auto& f : s.shards) out.push_back(path(f));
+        return out;
+      }
+      if (!s.bin.empty()) return {path(s.bin)};
+    }
+  return {path("train.bin")};
+}
+
+std::vector<std::string> training_files(const std::string& dir) {
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "meta.json"))
+    return {(std::filesystem::path(dir) / "train.bin").string()};
+  return DataMeta::read(dir).train_files();
 }
 
 std::string DataMeta::path(const std::string& relative) const {

@@ -9,6 +9,7 @@ namespace yoke {
 struct DataSplit {
   std::string name;                 // train, valid, test.<name>
   std::string bin;                  // the binarized file (train, valid), relative to the directory
+  std::vector<std::string> shards;  // a training corpus in several files: all of them in order, relative
   std::string src_text, tgt_text;   // raw copies of a translation split (valid, test), relative
   std::string text;                 // the raw copy of a language-model split (valid, test), relative
   bool is_test() const { return name.rfind("test.", 0) == 0; }
@@ -27,6 +28,13 @@ struct DataMeta {
   static DataMeta read(const std::string& dir);
   std::vector<DataSplit> tests() const;
   std::string path(const std::string& relative) const;  // DIR/relative
+  // The training corpus's binarized files (paths, in order): train.bin, or its shards. Data
+  // prepared before meta.json named them is train.bin.
+  std::vector<std::string> train_files() const;
 };
+
+// DataMeta::read(dir).train_files(), or DIR/train.bin where there is no meta.json (a directory
+// put together by hand, as some tests do).
+std::vector<std::string> training_files(const std::string& dir);
 
 }  // namespace yoke

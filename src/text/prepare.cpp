@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -15,11 +17,15 @@
 
 #include "text/binarized.h"
 #include "text/corpus.h"
+#include "text/corpus_shards.h"
+#include "text/pair_dedup.h"
 #include "text/vocab.h"
+#include "text/word_cache_encoder.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/json_file.h"
+#include "util/progress.h"
 
 namespace yoke {
 namespace {
@@ -106,61 +112,116 @@ VocabTrainOptions vocab_options(const PrepareOptions& o, const std::string& pref
   v.vocab_size = size;
   v.model_type = o.model_type;
   v.input_sentence_size = o.input_sentence_size;
-  v.num_threads = std::max(1, o.threads);
+  // Not --threads: SentencePiece's model depends on its thread count, and a data set must not
+  // depend on the machine that prepared it. Two, the count yoke always trained with.
+  v.num_threads = 2;
   v.seed = o.seed;
   return v;
 }
 
-void train_logged(const VocabTrainOptions& v,
-                  const std::vector<const std::vector<std::string>*>& texts,
-                  const std::string& what, std::ostream& log) {
-  size_t n = 0;
-  for (const auto* t : texts) n += t->size();
+// Which sides of the training text a vocabulary learns from, in this order.
+enum class Side { src, tgt };
+
+// Streams the training text to SentencePiece: for each side in `sides`, one pass over the pairs
+// that have no blank side (all source sentences first, then all target ones, as the vocabulary
+// was always trained). SentencePiece keeps its reservoir sample of input_sentence_size; this
+// pass also checks the text (UTF-8, equal line counts) before the long steps.
+void train_streamed(const PrepareOptions& o, const VocabTrainOptions& v, std::vector<Side> sides,
+                    const std::string& what, std::ostream& log) {
   const auto start = Clock::now();
-  train_vocab_on(v, texts);
-  log << "vocab: trained " << what << " " << v.model_type << " model, " << v.vocab_size
-      << " pieces, on " << n << " sentences (" << seconds_since(start) << ") -> " << v.model_prefix
-      << ".model\n";
+  std::unique_ptr<PairReader> pairs;
+  std::unique_ptr<LineReader> lines;  // language models: one text
+  size_t pass = 0, sentences = 0;
+  uint64_t bytes_done = 0;  // of the passes finished
+  const uint64_t pass_bytes = o.lm ? LineReader(o.train_tgt).file_bytes()
+                                   : PairReader(o.train_src, o.train_tgt).file_bytes();
+  Progress progress("vocab: reading " + what + " text", double(pass_bytes * sides.size()) / 1e6, "MB", 10.0);
+  std::string src, tgt;
+  auto next = [&](std::string& sentence) {
+    for (;;) {
+      if (pass == sides.size()) return false;
+      if (!pairs && !lines) {
+        if (o.lm) lines = std::make_unique<LineReader>(o.train_tgt);
+        else pairs = std::make_unique<PairReader>(o.train_src, o.train_tgt);
+      }
+      const uint64_t at = bytes_done + (o.lm ? lines->bytes_read() : pairs->bytes_read());
+      bool got;
+      if (o.lm) {
+        got = lines->next(tgt);
+        if (got && is_blank(tgt)) continue;
+      } else {
+        got = pairs->next(src, tgt);
+        if (got && (is_blank(src) || is_blank(tgt))) continue;
+      }
+      if (got) {
+        sentence = sides[pass] == Side::src ? src : tgt;
+        if ((++sentences & 0xffff) == 0) progress.update(double(at) / 1e6, std::to_string(sentences) + " sentences");
+        return true;
+      }
+      bytes_done += pass_bytes;
+      pairs.reset();
+      lines.reset();
+      if (++pass == sides.size()) {
+        progress.update(double(bytes_done) / 1e6);
+        progress.finish(std::to_string(sentences) + " sentences");
+        log << "vocab: read " << sentences << " sentences (" << seconds_since(start) << "); training the "
+            << v.model_type << " model on a sample of at most " << v.input_sentence_size << "\n";
+        log.flush();
+      }
+    }
+  };
+  train_vocab_from(v, next);
+  log << "vocab: trained " << what << " " << v.model_type << " model, " << v.vocab_size << " pieces, on "
+      << std::min(sentences, v.input_sentence_size ? v.input_sentence_size : sentences) << " of " << sentences
+      << " sentences (" << seconds_since(start) << ") -> "
+      << std::filesystem::path(v.model_prefix).filename().string() << ".model\n";
 }
 
 // Returns the model file names (relative to out_dir) for the source and the target side.
-std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, const Split& train,
-                                                       std::ostream& log) {
+std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, std::ostream& log) {
   const std::string dir = o.out_dir + "/";
   if (o.lm) {
-    train_logged(vocab_options(o, dir + "spm", o.vocab_size, {o.train_tgt}), {&train.text.tgt}, "language-model", log);
+    train_streamed(o, vocab_options(o, dir + "spm", o.vocab_size, {o.train_tgt}), {Side::tgt}, "language-model", log);
     return {"spm.model", "spm.model"};
   }
   if (o.joint) {
-    train_logged(vocab_options(o, dir + "spm", o.vocab_size, {o.train_src, o.train_tgt}),
-                 {&train.text.src, &train.text.tgt}, "joint", log);
+    train_streamed(o, vocab_options(o, dir + "spm", o.vocab_size, {o.train_src, o.train_tgt}),
+                   {Side::src, Side::tgt}, "joint", log);
     return {"spm.model", "spm.model"};
   }
   const int src_size = o.src_vocab_size > 0 ? o.src_vocab_size : o.vocab_size;
   const int tgt_size = o.tgt_vocab_size > 0 ? o.tgt_vocab_size : o.vocab_size;
-  train_logged(vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {&train.text.src},
-               "source", log);
-  train_logged(vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {&train.text.tgt},
-               "target", log);
+  train_streamed(o, vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {Side::src}, "source", log);
+  train_streamed(o, vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {Side::tgt}, "target", log);
   return {"spm.src.model", "spm.tgt.model"};
 }
 
 // --- encoding ---
 
-// Encodes both sides in `threads` contiguous chunks (SentencePiece encoding is thread-safe).
-Encoded encode_parallel(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab,
-                        int threads) {
+// One word cache per thread and side, kept from chunk to chunk.
+struct Encoders {
+  Encoders(const Vocab& src, const Vocab& tgt, size_t threads) {
+    for (size_t i = 0; i < threads; ++i) {
+      this->src.emplace_back(src);
+      this->tgt.emplace_back(tgt);
+    }
+  }
+  std::deque<WordCacheEncoder> src, tgt;  // a deque: the encoders are not movable
+};
+
+// Encodes both sides in contiguous ranges, one per thread (each thread has its own caches).
+Encoded encode_parallel(const ParallelText& text, Encoders& encoders) {
   const size_t n = text.src.size();
   Encoded out;
   out.src.resize(n);
   out.tgt.resize(n);
-  const size_t workers = std::max<size_t>(1, std::min<size_t>(threads, (n + 999) / 1000));
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(encoders.src.size(), (n + 999) / 1000));
   std::vector<std::exception_ptr> errors(workers);
   auto work = [&](size_t w) {
     try {
       for (size_t i = n * w / workers; i < n * (w + 1) / workers; ++i) {
-        if (!text.src[i].empty()) out.src[i] = src_vocab.encode(text.src[i]);
-        out.tgt[i] = tgt_vocab.encode(text.tgt[i]);
+        if (!text.src[i].empty()) encoders.src[w].encode(text.src[i], out.src[i]);
+        encoders.tgt[w].encode(text.tgt[i], out.tgt[i]);
       }
     } catch (...) {
       errors[w] = std::current_exception();
@@ -173,6 +234,11 @@ Encoded encode_parallel(const ParallelText& text, const Vocab& src_vocab, const 
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
   return out;
+}
+
+Encoded encode_parallel(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int threads) {
+  Encoders encoders(src_vocab, tgt_vocab, size_t(threads));
+  return encode_parallel(text, encoders);
 }
 
 // Keeps pair i when `keep(i)`; compacts the raw text to match, so text and tokens stay aligned.
@@ -191,29 +257,6 @@ TokenizedCorpus collect(Split& split, const Encoded& enc, Keep keep) {
   }
   split.text.src.resize(out);
   split.text.tgt.resize(out);
-  return corpus;
-}
-
-// Training pairs: drop those with a side longer than max_len, or that encode to nothing
-// (a line of characters the normalizer removes).
-TokenizedCorpus filter_train(Split& train, const Encoded& enc, size_t max_len, bool lm) {
-  auto keep = [&](size_t i) {
-    if ((!lm && enc.src[i].empty()) || enc.tgt[i].empty()) {
-      ++train.stats.dropped_empty;
-      return false;
-    }
-    if (enc.src[i].size() > max_len || enc.tgt[i].size() > max_len) {
-      ++train.stats.dropped_long;
-      return false;
-    }
-    return true;
-  };
-  TokenizedCorpus corpus = collect(train, enc, keep);
-  train.stats.kept = corpus.size();
-  if (corpus.size() == 0)
-    throw InputError("prepare: no training pair is left (" + std::to_string(train.stats.dropped_long) + " over --max-len " +
-                     std::to_string(max_len) + " tokens, " + std::to_string(train.stats.dropped_empty) +
-                     " empty after encoding): nothing to train on");
   return corpus;
 }
 
@@ -276,24 +319,105 @@ nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& 
   return meta;
 }
 
+// Training text, streamed: read `chunk_pairs` pairs, drop blank and (with --dedup) repeated
+// pairs, encode the chunk on every thread, drop pairs by length and ratio in order, and append
+// the rest to the shard being written. Memory: one chunk, one shard, the word caches and the
+// dedup table, whatever the corpus size.
+nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                                    std::ostream& log) {
+  const auto start = Clock::now();
+  Split train{"train", o.lm ? "" : o.train_src, o.train_tgt, {}, {}};
+  CorpusFilterStats& st = train.stats;
+  std::unique_ptr<PairReader> pairs;
+  std::unique_ptr<LineReader> lines;
+  if (o.lm) lines = std::make_unique<LineReader>(o.train_tgt);
+  else pairs = std::make_unique<PairReader>(o.train_src, o.train_tgt);
+  auto bytes_read = [&] { return o.lm ? lines->bytes_read() : pairs->bytes_read(); };
+  const uint64_t total_bytes = o.lm ? lines->file_bytes() : pairs->file_bytes();
+  Progress progress("encode: train", double(total_bytes) / 1e6, "MB", 10.0);
+  Encoders encoders(src_vocab, tgt_vocab, size_t(o.threads));
+  ShardWriter out(o.out_dir, "train", o.shard_pairs);
+  PairDedup seen;
+  ParallelText chunk;
+  std::string src, tgt;
+  bool more = true;
+  while (more) {
+    chunk.src.clear();
+    chunk.tgt.clear();
+    while (chunk.tgt.size() < std::max<size_t>(1, o.chunk_pairs)) {
+      more = o.lm ? lines->next(tgt) : pairs->next(src, tgt);
+      if (!more) break;
+      ++st.read;
+      if ((!o.lm && is_blank(src)) || is_blank(tgt)) { ++st.dropped_empty; continue; }
+      if (o.dedup && !seen.first_time(src, tgt)) { ++st.dropped_duplicate; continue; }
+      chunk.src.push_back(o.lm ? std::string() : src);
+      chunk.tgt.push_back(tgt);
+    }
+    const Encoded enc = encode_parallel(chunk, encoders);
+    for (size_t i = 0; i < enc.tgt.size(); ++i) {
+      const size_t ls = enc.src[i].size(), lt = enc.tgt[i].size();
+      // A line of characters the normalizer removes encodes to nothing.
+      if ((!o.lm && ls == 0) || lt == 0) { ++st.dropped_empty; continue; }
+      if (ls > o.max_len || lt > o.max_len) { ++st.dropped_long; continue; }
+      if (!o.lm && o.max_ratio > 0 && double(std::max(ls, lt)) > o.max_ratio * double(std::min(ls, lt))) {
+        ++st.dropped_ratio;
+        continue;
+      }
+      out.add(enc.src[i], enc.tgt[i]);
+    }
+    const double s = progress.elapsed_s();
+    progress.update(double(bytes_read()) / 1e6,
+                    std::to_string(st.read) + " pairs, " + std::to_string(size_t(s > 0 ? double(st.read) / s : 0)) + " pairs/s");
+  }
+  const std::vector<std::string> files = out.finish();
+  progress.finish(std::to_string(st.read) + " pairs");
+  st.kept = out.pairs();
+  if (st.kept == 0)
+    throw InputError("prepare: no training pair is left (" + std::to_string(st.dropped_long) + " over --max-len " +
+                     std::to_string(o.max_len) + " tokens, " + std::to_string(st.dropped_empty) + " empty, " +
+                     std::to_string(st.dropped_duplicate) + " duplicates, " + std::to_string(st.dropped_ratio) +
+                     " over --max-ratio): nothing to train on");
+  nlohmann::json meta = {{"src", train.src_path},
+                         {"tgt", train.tgt_path},
+                         {"read", st.read},
+                         {"kept", st.kept},
+                         {"dropped_empty", st.dropped_empty},
+                         {"dropped_long", st.dropped_long},
+                         {"dropped_duplicate", st.dropped_duplicate},
+                         {"dropped_ratio", st.dropped_ratio},
+                         {"src_tokens", out.src_tokens()},
+                         {"tgt_tokens", out.tgt_tokens()},
+                         {"file", files[0]}};
+  if (files.size() > 1) meta["shards"] = files;
+  log_split(log, train, true, o.max_len);
+  if (o.dedup || o.max_ratio > 0)
+    log << "train: " << st.dropped_duplicate << " duplicate pairs dropped (--dedup), " << st.dropped_ratio
+        << " over length ratio " << o.max_ratio << " dropped (--max-ratio)\n";
+  size_t hits = 0, misses = 0;
+  for (const auto* side : {&encoders.src, &encoders.tgt})
+    for (const auto& e : *side) hits += e.hits(), misses += e.misses();
+  char cached[32];
+  std::snprintf(cached, sizeof cached, "%.1f%%", hits + misses ? 100.0 * double(hits) / double(hits + misses) : 0.0);
+  log << "train: encoded on " << o.threads << " threads into " << files.size() << (files.size() == 1 ? " file" : " shards")
+      << ", " << cached << " of words from the cache (" << seconds_since(start) << ")\n";
+  return meta;
+}
+
 }  // namespace
 
 // Everything prepare_data promises, written into opts.out_dir (a fresh directory).
 nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
 
-  // Read everything first: a bad test file should fail in a second, not after training.
+  // Read the small sets first: a bad test file should fail in a second, not after training.
   auto read = [&](const std::string& name, const std::string& src, const std::string& tgt) {
     return opts.lm ? read_text_split(name, tgt) : read_split(name, src, tgt);
   };
-  Split train = read("train", opts.train_src, opts.train_tgt);
-  if (train.text.src.empty())
-    throw input_error(opts.lm ? opts.train_tgt : opts.train_src, 0, "no training lines left after dropping blank lines");
   Split valid = read("valid", opts.valid_src, opts.valid_tgt);
   std::vector<Split> tests;
   for (size_t i = 0; i < opts.tests.size(); ++i)
     tests.push_back(read("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
 
-  const auto [src_model, tgt_model] = train_vocabularies(opts, train, log);
+  const auto [src_model, tgt_model] = train_vocabularies(opts, log);
   const Vocab src_vocab = Vocab::load(opts.out_dir + "/" + src_model);
   const Vocab tgt_vocab = opts.joint || opts.lm ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
 
@@ -307,15 +431,11 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
                          {"tgt_vocab_size", tgt_vocab.size()},
                          {"src_vocab", src_model},
                          {"tgt_vocab", tgt_model}};
+  if (opts.dedup) meta["dedup"] = true;
+  if (opts.max_ratio > 0) meta["max_ratio"] = opts.max_ratio;
 
   const auto start = Clock::now();
-  const Encoded train_enc = encode_parallel(train.text, src_vocab, tgt_vocab, opts.threads);
-  const TokenizedCorpus train_corpus = filter_train(train, train_enc, opts.max_len, opts.lm);
-  save_binarized(opts.out_dir + "/train.bin", train_corpus);
-  meta["splits"]["train"] = split_meta(train, train_corpus);
-  meta["splits"]["train"]["file"] = "train.bin";
-  log_split(log, train, true, opts.max_len);
-
+  meta["splits"]["train"] = encode_training_text(opts, src_vocab, tgt_vocab, log);
   meta["splits"]["valid"] = write_eval_split(opts, valid, src_vocab, tgt_vocab, true, log);
   for (auto& t : tests)
     meta["splits"][t.name] = write_eval_split(opts, t, src_vocab, tgt_vocab, false, log);
@@ -353,6 +473,7 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   }
   const std::string pid = std::to_string(::getpid());
   PrepareOptions build = opts;
+  if (build.threads <= 0) build.threads = int(std::max(1u, std::thread::hardware_concurrency()));
   build.out_dir = (parent / (name + ".building" + pid)).string();
   fs::create_directories(build.out_dir, ec);
   if (ec) throw input_error(build.out_dir, 0, "cannot create directory: " + ec.message());

@@ -23,18 +23,28 @@ struct PrepareOptions {
   size_t max_len = 250;  // subword tokens per side; longer training pairs are dropped
   size_t input_sentence_size = 1000000;  // sentences sampled for SentencePiece training
   uint64_t seed = 1;
-  int threads = 2;
+  int threads = 0;  // encoding threads; 0: one per core
+  // Training text is read, encoded and written `chunk_pairs` pairs at a time and written in
+  // shards of `shard_pairs` pairs (train.bin when one is enough, else train.000.bin, ...): memory
+  // stays bounded whatever the corpus size. The output does not depend on chunk_pairs.
+  size_t chunk_pairs = 100000;
+  size_t shard_pairs = 1000000;
+  // Optional training-data filters (valid and test sets are never filtered by them):
+  bool dedup = false;     // drop a pair whose source and target both occurred together before
+  double max_ratio = 0;   // drop a pair whose longer side has more than max_ratio x the subwords of the other; 0: off
   // Monolingual text for a language model: train_tgt, valid_tgt and the tests' second files are
   // the text (the source names are ignored); one vocabulary (spm.model); the corpora keep the
   // target side only; test sets are written as test.<name>.txt; meta.json says task "lm".
   bool lm = false;
 };
 
-// Reads and checks all corpora first (so input errors come before the slow steps), trains the
-// vocabulary, encodes, and writes into out_dir (built beside it and swapped in at the end; a
+// Reads and checks the valid and test corpora first, then streams the training text: one pass
+// reads and checks it while SentencePiece samples its training sentences (input errors come
+// before the slow steps), the vocabulary is trained, and a second pass encodes and writes it in
+// chunks. Writes into out_dir (built beside it and swapped in at the end; a
 // directory that is not empty is an InputError unless `force`; one prepare per out_dir at a time):
 //   spm.model/.vocab (joint) or spm.src.model/.vocab + spm.tgt.model/.vocab,
-//   train.bin, valid.bin, valid.src.txt, valid.tgt.txt, test.<name>.src.txt/.tgt.txt
+//   train.bin (or shards train.000.bin ...), valid.bin, valid.src.txt, valid.tgt.txt, test.<name>.src.txt/.tgt.txt
 //   (the kept raw lines, aligned with the .bin files, as BLEU references), and meta.json last,
 //   so its presence means a complete run.
 // Valid and test pairs over max_len are dropped and counted like training pairs.
@@ -42,7 +52,9 @@ struct PrepareOptions {
 //   tgt_vocab_size, src_vocab, tgt_vocab (file names in out_dir),
 //   splits: {train: S, valid: S, "test.<name>": S...}} where S = {src, tgt (input paths), read,
 //   kept, dropped_empty, dropped_long, src_tokens, tgt_tokens, and file (train/valid: the .bin)
-//   or src_text/tgt_text (valid/test: the raw copies)}. Token counts exclude bos/eos.
+//   or src_text/tgt_text (valid/test: the raw copies)}; train also has dropped_duplicate,
+//   dropped_ratio, and `shards` (the .bin files in order) when there is more than one.
+//   Token counts exclude bos/eos.
 // Logs one line per split and one per trained vocabulary.
 nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log);
 
