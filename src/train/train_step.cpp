@@ -21,12 +21,12 @@ BatchPrefetch::~BatchPrefetch() {
   if (next_.valid()) next_.wait();
 }
 
-Batch BatchPrefetch::take(size_t i) { return next_.valid() && next_index_ == i ? next_.get() : make_(batches_[i]); }
+Batch BatchPrefetch::take(size_t i) { return next_.valid() && next_index_ == i ? next_.get() : make_(i); }
 
 void BatchPrefetch::prefetch(size_t i) {
-  if (i >= batches_.size()) return;
+  if (i >= size_) return;
   next_index_ = i;
-  next_ = std::async(std::launch::async, [this, i] { return make_(batches_[i]); });
+  next_ = std::async(std::launch::async, [this, i] { return make_(i); });
 }
 
 TrainStep::TrainStep(const Config& cfg, Transformer& model, FlatAdam& opt, const at::Device& device,

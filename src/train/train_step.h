@@ -30,18 +30,21 @@ LossSums forward_loss(Transformer& model, const Batch& b, const at::Device& devi
 class BatchPrefetch {
  public:
   using Make = std::function<Batch(const std::vector<uint32_t>& indices)>;
-  BatchPrefetch(const std::vector<std::vector<uint32_t>>& batches, Make make) : batches_(batches), make_(std::move(make)) {}
+  using MakeAt = std::function<Batch(size_t i)>;  // batch i of the epoch; called from two threads
+  BatchPrefetch(const std::vector<std::vector<uint32_t>>& batches, const Make& make)
+      : size_(batches.size()), make_([&batches, make](size_t i) { return make(batches[i]); }) {}
+  BatchPrefetch(size_t n, MakeAt make) : size_(n), make_(std::move(make)) {}
   ~BatchPrefetch();
   BatchPrefetch(const BatchPrefetch&) = delete;
   BatchPrefetch& operator=(const BatchPrefetch&) = delete;
 
-  size_t size() const { return batches_.size(); }
+  size_t size() const { return size_; }
   Batch take(size_t i);      // the prefetched batch when it is i, else built now
   void prefetch(size_t i);  // starts building batch i (none past the end)
 
  private:
-  const std::vector<std::vector<uint32_t>>& batches_;
-  Make make_;
+  size_t size_;
+  MakeAt make_;
   std::future<Batch> next_;
   size_t next_index_ = 0;
 };

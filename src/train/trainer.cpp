@@ -14,6 +14,7 @@
 #include "store/model_store.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
+#include "text/data_meta.h"
 #include "text/vocab_files.h"
 #include "train/collectives.h"
 #include "train/flat_adam.h"
@@ -23,6 +24,7 @@
 #include "train/schedule.h"
 #include "train/train_log.h"
 #include "train/train_step.h"
+#include "train/training_data.h"
 #include "train/validation.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
@@ -65,7 +67,7 @@ class Trainer {
   void save(const std::string& reason);
   // Validates, reports, saves (checkpoint_best too when better); true = patience used up.
   bool validate_and_save();
-  std::vector<std::vector<uint32_t>> epoch_batches(int epoch) const;
+  void check_corpus(const CorpusShard& shard, const std::string& file) const;
 
   Config cfg_;
   Schedule schedule_;
@@ -74,8 +76,7 @@ class Trainer {
   at::Device device_{at::kCPU};
   std::shared_ptr<Transformer> model_;
   std::unique_ptr<FlatAdam> opt_;
-  TokenizedCorpus train_;
-  std::vector<uint32_t> train_src_lens_, train_tgt_lens_;
+  std::unique_ptr<TrainingData> train_;
   ValidationSet valid_;
   nlohmann::json vocab_checksums_;  // of the data's vocabularies, recorded in every checkpoint
   LoopState st_;
@@ -85,41 +86,44 @@ class Trainer {
   std::unique_ptr<TrainLog> report_;
 };
 
-std::vector<std::vector<uint32_t>> Trainer::epoch_batches(int epoch) const {
-  return make_token_batches(train_src_lens_, train_tgt_lens_, size_t(cfg_.max_tokens), true,
-                            uint64_t(cfg_.seed) * 1000003ull + uint64_t(epoch));
+// What every file of the training and validation data must pass before the first update.
+void Trainer::check_corpus(const CorpusShard& shard, const std::string& file) const {
+  const TokenizedCorpus& c = shard.corpus;
+  check_token_ids(c, cfg_.src_vocab_size, cfg_.tgt_vocab_size, file);
+  if (!lm() && c.src_tokens.empty())
+    throw input_error(file, 0, "has no source side: it was prepared for a language model (yoke prepare --lm); set task = lm");
+  // A sequence longer than the position table would stop training mid-run: refuse it now.
+  for (const auto* lengths : {&shard.src_lengths, &shard.tgt_lengths})
+    for (size_t i = 0; i < lengths->size(); ++i)
+      if (int64_t((*lengths)[i]) > cfg_.max_positions)
+        throw input_error(file, 0,
+                          "sequence " + std::to_string(i + 1) + " has " + std::to_string((*lengths)[i]) +
+                              " positions with its end marker, more than max_positions = " +
+                              std::to_string(cfg_.max_positions) + ": raise max_positions, or prepare with --max-len " +
+                              std::to_string(cfg_.max_positions - 1));
 }
 
 void Trainer::load_data() {
   const fs::path dir(cfg_.data);
-  train_ = load_binarized((dir / "train.bin").string());
-  valid_.corpus = load_binarized((dir / "valid.bin").string());
-  if (train_.size() == 0) throw input_error((dir / "train.bin").string(), 0, "no training pairs");
-  check_token_ids(train_, cfg_.src_vocab_size, cfg_.tgt_vocab_size, (dir / "train.bin").string());
-  check_token_ids(valid_.corpus, cfg_.src_vocab_size, cfg_.tgt_vocab_size, (dir / "valid.bin").string());
-  if (!lm() && train_.src_tokens.empty())
-    throw input_error((dir / "train.bin").string(), 0,
-                      "has no source side: it was prepared for a language model (yoke prepare --lm); set task = lm");
-  if (blocks()) {
-    train_ = stream_blocks(train_, cfg_.lm_block);
-    valid_.corpus = stream_blocks(valid_.corpus, cfg_.lm_block);
-  }
-  train_src_lens_ = src_lengths(train_);
-  train_tgt_lens_ = tgt_lengths(train_);
-  valid_.src_lengths = src_lengths(valid_.corpus);
-  valid_.tgt_lengths = tgt_lengths(valid_.corpus);
-  // A sequence longer than the position table would stop training mid-run: refuse it now.
-  for (const auto& [file, lists] :
-       {std::pair<std::string, std::vector<std::vector<uint32_t>>>{"train.bin", {train_src_lens_, train_tgt_lens_}},
-        {"valid.bin", {valid_.src_lengths, valid_.tgt_lengths}}})
-    for (const auto& lengths : lists)
-      for (size_t i = 0; i < lengths.size(); ++i)
-        if (int64_t(lengths[i]) > cfg_.max_positions)
-          throw input_error((dir / file).string(), 0,
-                            "sequence " + std::to_string(i + 1) + " has " + std::to_string(lengths[i]) +
-                                " positions with its end marker, more than max_positions = " +
-                                std::to_string(cfg_.max_positions) + ": raise max_positions, or prepare with --max-len " +
-                                std::to_string(cfg_.max_positions - 1));
+  CorpusHooks hooks;
+  if (blocks()) hooks.shape = [this](TokenizedCorpus c) { return stream_blocks(c, cfg_.lm_block); };
+  hooks.check = [this](const CorpusShard& s, const std::string& file) {
+    if (s.corpus.size() == 0) throw input_error(file, 0, "no training pairs");
+    check_corpus(s, file);
+  };
+  hooks.src_lengths = [this](const TokenizedCorpus& c) { return src_lengths(c); };
+  hooks.tgt_lengths = [this](const TokenizedCorpus& c) { return tgt_lengths(c); };
+  hooks.batch = [this](const TokenizedCorpus& c, const std::vector<uint32_t>& idx) { return batch(c, idx); };
+  train_ = std::make_unique<TrainingData>(training_files(cfg_.data), size_t(cfg_.max_tokens), uint64_t(cfg_.seed), hooks);
+  CorpusShard valid;
+  valid.corpus = load_binarized((dir / "valid.bin").string());
+  if (blocks()) valid.corpus = stream_blocks(valid.corpus, cfg_.lm_block);
+  valid.src_lengths = src_lengths(valid.corpus);
+  valid.tgt_lengths = tgt_lengths(valid.corpus);
+  check_corpus(valid, (dir / "valid.bin").string());
+  valid_.corpus = std::move(valid.corpus);
+  valid_.src_lengths = std::move(valid.src_lengths);
+  valid_.tgt_lengths = std::move(valid.tgt_lengths);
   if (!lm() && fs::exists(dir / "valid.tgt.txt")) valid_.refs = read_lines((dir / "valid.tgt.txt").string());
   valid_.tgt_vocab = Vocab::load(target_vocab_path(cfg_.data));
   // The model directory carries its vocabularies, so `yoke translate --model DIR` needs nothing else.
@@ -204,7 +208,7 @@ TrainResult Trainer::run() {
   report_ = std::make_unique<TrainLog>(cfg_, log_, group_.get(), device_);
   const auto counts = count_embeddings(model_->embeddings->spec());
   const int64_t total = opt_->params().numel();
-  report_->summary(total, counts, train_.size(), blocks() ? "blocks" : lm() ? "sentences" : "pairs",
+  report_->summary(total, counts, train_->pairs(), blocks() ? "blocks" : lm() ? "sentences" : "pairs",
                    sync_ ? sync_->buckets() : 0);
   std::optional<LoopState> resumed_at;
   if (writer()) resumed_at = resume(cfg_, world(), *model_, *opt_, log_);
@@ -216,14 +220,14 @@ TrainResult Trainer::run() {
 
   TrainStep step(cfg_, *model_, *opt_, device_, group_.get(), sync_.get());
   const RunClock clock(st_.elapsed_s);
-  report_->begin(st_, clock, schedule_.total_updates(epoch_batches(st_.epoch).size(), step.batches_per_update()));
+  report_->begin(st_, clock, schedule_.total_updates(train_->batches_per_epoch(), step.batches_per_update()));
   std::string stop = schedule_.limit_reached(st_);  // a resumed run may be at its limit already
   while (stop.empty()) {
     if (schedule_.epochs_done(st_)) { stop = "max_epochs"; break; }
-    const auto batches = epoch_batches(st_.epoch);
+    const TrainingData::Epoch batches = train_->epoch(st_.epoch);
     // Declared after `batches`, so that a pending build finishes before they go.
-    BatchPrefetch prefetch(batches, [this](const std::vector<uint32_t>& idx) { return batch(train_, idx); });
-    while (st_.batch_in_epoch < batches.size() && stop.empty()) {
+    BatchPrefetch prefetch(batches.size, batches.make);
+    while (st_.batch_in_epoch < batches.size && stop.empty()) {
       const StepResult s = step.update(st_, prefetch, clock);
       report_->after_update(st_, s, schedule_.log_now(st_));
       bool out_of_patience = false;
@@ -232,7 +236,7 @@ TrainResult Trainer::run() {
       // One process looks at the signal again: one that came during validation stops now.
       stop = schedule_.after_update(st_, out_of_patience, group_ ? s.stop_asked : stop_requested());
     }
-    if (st_.batch_in_epoch >= batches.size()) {
+    if (st_.batch_in_epoch >= batches.size) {
       if (schedule_.validate_at_epoch_end() && stop.empty() && validate_and_save()) stop = "early stopping";
       ++st_.epoch;
       st_.batch_in_epoch = 0;
