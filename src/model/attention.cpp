@@ -73,8 +73,17 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
   return attend(qkv[0], kv, mask);
 }
 
-at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask) {
-  return attend(q8_ ? (*q8_)(x) : at::linear(x, q_weight, q_bias), memory, mask);
+at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask,
+                                            at::Tensor* weights) {
+  auto q = q8_ ? (*q8_)(x) : at::linear(x, q_weight, q_bias);
+  if (weights) {
+    // The fused attention kernel does not return its probabilities: computed again, only when asked.
+    auto scores = at::matmul(split_heads(q), memory.k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(dim_ / heads_)));
+    if (mask.defined()) scores.add_(mask);
+    auto summed = at::softmax(scores, -1).sum(1);
+    *weights = weights->defined() ? *weights + summed : summed;
+  }
+  return attend(q, memory, mask);
 }
 
 }  // namespace yoke

@@ -20,8 +20,10 @@ class MultiheadAttention : public torch::nn::Module {
   // Self-attention over x [B, T, d]. With `cache` (incremental decoding) x holds only the new
   // positions and their keys/values are appended to the cache.
   at::Tensor self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache = nullptr);
-  // Cross-attention of x [B, T, d] over precomputed memory keys/values.
-  at::Tensor cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask);
+  // Cross-attention of x [B, T, d] over precomputed memory keys/values. With `weights`, adds to it
+  // the attention probabilities summed over heads [B, T, S] (word alignments; undefined: set).
+  at::Tensor cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask,
+                          at::Tensor* weights = nullptr);
   KeyValues project_memory(const at::Tensor& memory) const;  // [B, S, d] → heads
   // From now on its products run with int8 weights (decoding on the CPU): weights[prefix +
   // "q_weight"], [prefix + "kv_weight"], [prefix + "out_weight"]; the biases stay fp32.

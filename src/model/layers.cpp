@@ -80,14 +80,15 @@ DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention, const std::
 }
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
-                                 const at::Tensor& memory_mask, KeyValues* self_cache, at::Tensor* conv_buffer) {
+                                 const at::Tensor& memory_mask, KeyValues* self_cache, at::Tensor* conv_buffer,
+                                 at::Tensor* cross_weights) {
   auto y = Residual(spec_, *norm_self_, is_training())(x, [&](const at::Tensor& z) {
     // The convolution is causal by construction: no mask; padding sits only at the end of a row.
     return conv_ ? conv_->forward(z, at::Tensor(), conv_buffer) : self_->self_attend(z, self_mask, self_cache);
   });
   if (cross_) {
     y = Residual(spec_, *norm_cross_, is_training())(y, [&](const at::Tensor& z) {
-      return cross_->cross_attend(z, memory, memory_mask);
+      return cross_->cross_attend(z, memory, memory_mask, cross_weights);
     });
   }
   return Residual(spec_, *norm_ffn_, is_training())(y, [&](const at::Tensor& z) { return (*ffn_)(z); });

@@ -74,9 +74,11 @@ class DecoderLayer : public torch::nn::Module {
   DecoderLayer(const LayerSpec& spec, bool cross_attention, const std::optional<ConvBlockSpec>& conv = std::nullopt);
   // memory: the encoder's keys/values for this layer (undefined k for a language model).
   // Incremental decoding passes the layer's cache: self_cache (attention) or conv_buffer
-  // (convolution: its last K − 1 inputs), whichever the layer has.
+  // (convolution: its last K − 1 inputs), whichever the layer has. `cross_weights`: see
+  // MultiheadAttention::cross_attend.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& self_mask, const KeyValues& memory,
-                     const at::Tensor& memory_mask, KeyValues* self_cache = nullptr, at::Tensor* conv_buffer = nullptr);
+                     const at::Tensor& memory_mask, KeyValues* self_cache = nullptr, at::Tensor* conv_buffer = nullptr,
+                     at::Tensor* cross_weights = nullptr);
   KeyValues project_memory(const at::Tensor& memory) const { return cross_->project_memory(memory); }
   bool has_cross() const { return static_cast<bool>(cross_); }
   void use_int8(const Int8Weights& weights, const std::string& prefix);  // as EncoderLayer's

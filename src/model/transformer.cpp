@@ -173,8 +173,12 @@ DecoderState Transformer::start(const EncoderOutput* enc) {
 
 at::Tensor Transformer::step(const at::Tensor& tokens, DecoderState& s) {
   auto x = add_positions(embeddings->embed_target(tokens.view({-1, 1})), s.position);
+  at::Tensor summed;  // cross-attention summed over layers and heads
   for (size_t i = 0; i < decoder_.size(); ++i)
-    x = decoder_[i]->forward(x, at::Tensor(), s.cross[i], s.memory_mask, &s.self[i], &s.conv[i]);
+    x = decoder_[i]->forward(x, at::Tensor(), s.cross[i], s.memory_mask, &s.self[i], &s.conv[i],
+                             s.keep_attention ? &summed : nullptr);
+  if (s.keep_attention && summed.defined())
+    s.attention = summed.squeeze(1).div_(double(decoder_.size() * size_t(spec_.layer.heads)));
   ++s.position;
   return final_decoder_norm(x).squeeze(1);
 }

@@ -38,6 +38,10 @@ struct DecoderState {
   std::vector<at::Tensor> conv;  // convolution layers: the last K − 1 inputs [N, K − 1, d]
   at::Tensor memory_mask;
   int64_t position = 0;
+  // When set, each step leaves its cross-attention in `attention` [N, S]: the probabilities
+  // averaged over layers and heads (word alignments).
+  bool keep_attention = false;
+  at::Tensor attention;
   // Keeps the rows `index` (beam reordering, dropping finished sentences).
   void select(const at::Tensor& index);
 };
