@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/model_ensemble.h"
 #include "cli/options.h"
 #include "cli/scoring_input.h"
 #include "decode/force_decode.h"
@@ -24,9 +25,10 @@ int cmd_score_pairs(int argc, char** argv) {
               "--word-scores adds each subword's log-probability (the last is eos): SCORE ||| LP LP …\n"
               "--nbest reads --tgt as an n-best list (INDEX ||| TEXT ||| …, as `yoke translate --nbest`\n"
               "writes) and prints each of its lines with the new score appended: LINE ||| SCORE.\n\n"
+              "Several --model give an ensemble's score (the weighted mean of the models' log-probabilities).\n\n"
               "example: yoke score-pairs --model runs/ende --src test.en --tgt test.de --lenpen 1");
-  ModelOptions model;
-  add_model_options(cmd, model, /*with_device=*/true);
+  EnsembleOptions models;
+  add_ensemble_options(cmd, models);
   std::string src_file, tgt_file, output;
   double lenpen = 0;
   bool word_scores = false, nbest = false;
@@ -45,17 +47,15 @@ int cmd_score_pairs(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) at::set_num_threads(threads);
-  auto m = load_model(model.dir, model.checkpoint, model.device);
-  if (m.config.task != Task::translate)
-    throw InputError(model.dir + " is a language model (task = " + name_of(m.config.task) +
-                     "); `yoke eval-lm` scores text with it");
+  auto loaded = load_ensemble(models);
+  const LoadedModel& m = loaded.first();
   if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.model);
   const auto src_lines = read_lines(src_file), tgt_lines = read_lines(tgt_file);
   auto pairs = nbest ? encode_nbest_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file)
                      : encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file);
   Progress bar("score", double(pairs.targets.size()), "sent", 30.0);
-  auto scored = force_decode(*m.model, pairs.sources, pairs.targets, lenpen, batch_tokens,
+  auto scored = force_decode(loaded.ensemble, pairs.sources, pairs.targets, lenpen, batch_tokens,
                              [&](size_t done) { bar.update(double(done)); });
   bar.finish();
   auto write = [&](std::ostream& os) {
@@ -72,7 +72,7 @@ int cmd_score_pairs(int argc, char** argv) {
   if (*output_given) write_file_atomically(output, write);
   else write(std::cout);
   std::cerr << "scored " << scored.size() << " pairs in " << format_duration(bar.elapsed_s()) << " with "
-            << m.checkpoint << std::endl;
+            << loaded.checkpoints() << std::endl;
   return 0;
 }
 

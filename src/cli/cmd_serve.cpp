@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -17,7 +18,7 @@ namespace yoke::cli {
 int cmd_serve(int argc, char** argv) {
   Command cmd("serve",
               "Serves models over HTTP with a JSON API, on 127.0.0.1 unless --host says otherwise:\n"
-              "  POST /translate {\"text\": [\"…\"], \"beam\": 5, \"nbest\": 1, \"model\": NAME}\n"
+              "  POST /translate {\"text\": [\"…\"], \"beam\": 5, \"nbest\": 1, \"model\": NAME, \"prefix\": [\"…\"]}\n"
               "       → {\"translations\": [{\"text\", \"score\", \"nbest\": [{\"text\", \"score\"}] when nbest > 1}]}\n"
               "  POST /generate  {\"prompt\": \"…\", \"max_tokens\": 50, \"temperature\": 0, \"top_k\", \"top_p\", \"seed\"}\n"
               "  GET  /health, GET /metrics (Prometheus text)\n"
@@ -37,8 +38,9 @@ int cmd_serve(int argc, char** argv) {
       max_request_bytes = int(o.http.max_body_bytes), max_connections = int(o.http.max_connections);
   int max_sentences = int(o.max_sentences), max_subwords = int(o.max_sentence_subwords);
   double header_timeout = o.http.header_timeout.count() / 1000.0, body_timeout = o.http.body_timeout.count() / 1000.0;
-  add_repeated(cmd, "--model", model_args, "[NAME=]DIR",
-               "a model directory to serve, named NAME in requests (default: the directory's name)")
+  add_repeated(cmd, "--model", model_args, "[NAME=]DIR[,DIR…]",
+               "a model directory to serve, named NAME in requests (default: the directory's name); several\n"
+               "comma-separated translation models are served as one ensemble (equal weights)")
       ->required();
   cmd.add_option("--checkpoint", checkpoint, "checkpoint file in each DIR")
       ->type_name("NAME")
@@ -115,10 +117,13 @@ int cmd_serve(int argc, char** argv) {
   for (const auto& arg : model_args) {
     serve::ModelToServe m;
     const auto eq = arg.find('=');
-    m.dir = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    std::stringstream dirs(eq == std::string::npos ? arg : arg.substr(eq + 1));
+    for (std::string d; std::getline(dirs, d, ',');)
+      if (!d.empty()) m.dirs.push_back(d);
+    if (m.dirs.empty()) throw InputError("--model " + arg + " names no directory");
     m.name = eq == std::string::npos ? "" : arg.substr(0, eq);
     if (m.name.empty()) {
-      std::string d = m.dir;
+      std::string d = m.dirs.front();
       while (d.size() > 1 && d.back() == '/') d.pop_back();
       m.name = d.substr(d.find_last_of('/') == std::string::npos ? 0 : d.find_last_of('/') + 1);
     }

@@ -1,32 +1,121 @@
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "cli/commands.h"
+#include "cli/model_ensemble.h"
 #include "cli/options.h"
 #include "cli/scoring_input.h"
 #include "decode/force_decode.h"
 #include "decode/parallel_batches.h"
+#include "decode/shortlist.h"
 #include "decode/text_io.h"
 #include "decode/translator.h"
+#include "decode/word_alignment.h"
 #include "text/corpus.h"
-#include "store/model_store.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/progress.h"
 
 namespace yoke::cli {
 
+namespace {
+
+// Lines of standard input as they come, for streaming: a thread reads them into a queue of at
+// most `capacity` lines; next_chunk hands over what has arrived (at least one line, waiting for
+// it, unless the input has ended), so a pipe or a person typing gets answers as soon as possible.
+class LineStream {
+ public:
+  explicit LineStream(size_t capacity) : capacity_(capacity), reader_([this] { read(); }) {}
+  ~LineStream() {
+    // The reader ends at the end of input; when the command stops early it may be blocked in a read.
+    if (ended()) reader_.join();
+    else reader_.detach();
+  }
+  // Up to `capacity` lines; empty once the input has ended and every line was handed over.
+  std::vector<std::string> next_chunk() {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return !lines_.empty() || ended_; });
+    std::vector<std::string> out(std::make_move_iterator(lines_.begin()), std::make_move_iterator(lines_.end()));
+    lines_.clear();
+    changed_.notify_all();
+    return out;
+  }
+
+ private:
+  bool ended() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ended_;
+  }
+  void read() {
+    for (std::string line; std::getline(std::cin, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return lines_.size() < capacity_; });
+      lines_.push_back(std::move(line));
+      changed_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+  const size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<std::string> lines_;
+  bool ended_ = false;
+  std::thread reader_;
+};
+
+// Line `index` (0-based) of a file that must have one line per input line.
+const std::string& line_for(const std::vector<std::string>& lines, size_t index, const std::string& file,
+                            const std::string& option) {
+  if (index >= lines.size())
+    throw InputError(file + " (" + option + ") has " + std::to_string(lines.size()) + " lines; input line " +
+                     std::to_string(index + 1) + " has none");
+  return lines[index];
+}
+
+// The phrases of one line of a --constraints file: tab-separated.
+std::vector<std::string> tab_separated(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1) out.push_back(line.substr(at, tab - at));
+  out.push_back(line.substr(at));
+  out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& s) {
+              return s.find_first_not_of(" ") == std::string::npos;
+            }),
+            out.end());
+  return out;
+}
+
+std::vector<std::string> pieces_of(const Vocab& vocab, const std::vector<int>& ids) {
+  std::vector<std::string> out;
+  for (int id : ids) out.push_back(vocab.piece(id));
+  return out;
+}
+
+}  // namespace
+
 int cmd_translate(int argc, char** argv) {
   Command cmd("translate",
-              "Translates raw text, one sentence per line, with a trained model; output is detokenized\n"
-              "text in input order. Reads --input (plain or .gz) or standard input.\n\n"
+              "Translates raw text, one sentence per line, with a trained model or an ensemble; output is\n"
+              "detokenized text in input order. Reads --input (plain or .gz, whole) or standard input, which\n"
+              "it streams: each translation is written as soon as it and those before it are done.\n\n"
               "--nbest N prints N hypotheses per input, best first, as fairseq and Marian do:\n"
               "  INDEX ||| TEXT ||| SCORE      (INDEX counts input lines from 0)\n"
               "--scores prints the best one's score after it: TEXT ||| SCORE. SCORE is what the\n"
               "search ranks by: log p(translation + eos | source) / (subwords + 1)^lenpen.\n"
+              "--alignment adds word alignments as the last field: TEXT ||| 0-0 1-2 2-1 (SRC-TGT).\n"
               "--force-decode REF scores the given translations instead of searching (REF ||| SCORE);\n"
-              "`yoke score-pairs` gives per-subword scores too.");
-  ModelOptions model;
-  add_model_options(cmd, model, /*with_device=*/true);
+              "`yoke score-pairs` gives per-subword scores too. docs/decoding.md shows every option.\n\n"
+              "example: yoke translate --model runs/a --model runs/b --beam 5 < test.en > test.hyp");
+  EnsembleOptions models;
+  add_ensemble_options(cmd, models);
   std::string input = "/dev/stdin", output;
   SearchOptions so;
   int batch_tokens = 0, threads = 0;
@@ -43,12 +132,58 @@ int cmd_translate(int argc, char** argv) {
   add_value(cmd, "--max-len-b", so.max_len_b, "B", "see --max-len-a")->capture_default_str()->check(in_key_range("max_len_b"));
   int nbest = 0;
   bool scores = false;
-  std::string force_ref;
+  std::string force_ref, prefix_file, constraints_file, sampling = "none", alignment, alignment_unit = "words";
   add_value(cmd, "--nbest", nbest, "N", "print N hypotheses per input with their scores (N ≤ --beam)")
       ->default_str("off");
   cmd.add_flag("--scores", scores, "print the score of each translation after it");
   cmd.add_option("--force-decode", force_ref, "score these translations of the input (one per line) instead of searching")
       ->type_name("REF");
+  cmd.add_option("--prefix-file", prefix_file,
+                 "line i is the start of input line i's translation (raw text; empty: none); decoding\n"
+                 "continues from it and the output includes it")
+      ->type_name("FILE");
+  cmd.add_option("--constraints", constraints_file,
+                 "line i holds phrases (raw text, tab-separated; empty: none) that input line i's translation\n"
+                 "must contain: lexically constrained beam search (dynamic beam allocation, Post & Vilar 2018)")
+      ->type_name("FILE");
+  cmd.add_option("--sampling", sampling,
+                 "draw each token at random instead of searching (back-translation): topk from the\n"
+                 "--sampling-topk most likely, topp from the smallest set holding --sampling-topp of the probability")
+      ->type_name("M")
+      ->check(CLI::IsMember({"none", "topk", "topp"}))
+      ->capture_default_str();
+  add_value(cmd, "--sampling-topk", so.topk, "K", "see --sampling")->capture_default_str();
+  add_value(cmd, "--sampling-topp", so.topp, "P", "see --sampling")->capture_default_str();
+  add_value(cmd, "--temperature", so.temperature, "T",
+            "sampling: divide log-probabilities by T (< 1 sharper, > 1 flatter)")
+      ->capture_default_str();
+  add_value(cmd, "--seed", so.seed, "S",
+            "sampling: a sentence's draws depend only on S and its line number, so runs repeat")
+      ->capture_default_str();
+  CLI::Option* alignment_given =
+      cmd.add_option("--alignment", alignment,
+                     "print word alignments from the cross-attention: hard (Pharaoh SRC-TGT links, the default)\n"
+                     "or soft (per target unit, comma-separated weights over the source units)")
+          ->type_name("hard|soft")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"", "hard", "soft"}));
+  cmd.add_option("--alignment-unit", alignment_unit, "align words (SentencePiece's ▁ starts one) or subwords")
+      ->type_name("U")
+      ->check(CLI::IsMember({"words", "subwords"}))
+      ->capture_default_str();
+  std::string shortlist_table;
+  int shortlist_k = 50, shortlist_frequent = 100;
+  cmd.add_option("--shortlist", shortlist_table,
+                 "lexical shortlist from a translation table of `yoke align --table` on subword text: the\n"
+                 "output layer covers only the --shortlist-k best translations of the batch's source subwords\n"
+                 "and the --shortlist-frequent first target subwords (faster; docs/decoding.md)")
+      ->type_name("TABLE");
+  add_value(cmd, "--shortlist-k", shortlist_k, "K", "see --shortlist")->capture_default_str();
+  add_value(cmd, "--shortlist-frequent", shortlist_frequent, "F", "see --shortlist")->capture_default_str();
+  int buffer_size = 1000;
+  add_value(cmd, "--buffer-size", buffer_size, "N",
+            "standard input: at most N sentences read ahead and decoded together")
+      ->capture_default_str();
   add_value(cmd, "--batch-tokens", batch_tokens, "N",
             "source tokens × beam per batch (on the CPU, batches of 1000–2000 decoded faster than\n"
             "larger ones; docs/performance.md)")
@@ -62,21 +197,35 @@ int cmd_translate(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (so.workers < 0) throw InputError("--workers must be at least 1");
+  if (buffer_size < 1) throw InputError("--buffer-size must be at least 1");
   if (*threads_given) at::set_num_threads(threads);
   if (so.workers == 0) so.workers = default_workers(*threads_given ? threads : 0);
-  auto m = load_model_for(Task::translate, model.dir, model.checkpoint, model.device);
-  std::vector<std::string> lines = read_lines(input);
+  so.sampling = sampling == "topk" ? Sampling::topk : sampling == "topp" ? Sampling::topp : Sampling::none;
+  if (so.sampling != Sampling::none) {
+    if (nbest > 0) throw InputError("--sampling draws one translation per input; it takes no --nbest");
+    if (!constraints_file.empty()) throw InputError("--constraints needs beam search; it takes no --sampling");
+    if (so.topk < 1) throw InputError("--sampling-topk must be at least 1");
+    if (!(so.topp > 0 && so.topp <= 1)) throw InputError("--sampling-topp must be in (0, 1]");
+    if (!(so.temperature > 0)) throw InputError("--temperature must be positive");
+  }
+  so.alignment = alignment_given->count() > 0;
+  const AlignmentFormat alignment_format{alignment == "soft", alignment_unit == "words"};
   if (nbest < 0) throw InputError("--nbest must not be negative");
   if (nbest > so.beam)
     throw InputError("--nbest " + std::to_string(nbest) + " needs --beam " + std::to_string(nbest) +
                      " or more (the beam holds the hypotheses)");
   if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");
-  if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.model);
-  const std::string input_name = input == "/dev/stdin" ? "standard input" : input;
+  auto m = load_ensemble(models);
+  const auto& src_vocab = m.first().src_vocab;
+  const auto& tgt_vocab = m.first().tgt_vocab;
+  if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.first().model);
+  const bool streaming = input == "/dev/stdin" || input == "-";
+  const std::string input_name = streaming ? "standard input" : input;
   if (!force_ref.empty()) {
     if (nbest > 0) throw InputError("--force-decode scores given translations; it takes no --nbest");
-    auto pairs = encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, lines, input_name, read_lines(force_ref), force_ref);
-    auto scored = force_decode(*m.model, pairs.sources, pairs.targets, so.lenpen, batch_tokens);
+    const auto lines = read_lines(input);
+    auto pairs = encode_scoring_pairs(*m.first().model, src_vocab, tgt_vocab, lines, input_name, read_lines(force_ref), force_ref);
+    auto scored = force_decode(m.ensemble, pairs.sources, pairs.targets, so.lenpen, batch_tokens);
     auto write = [&](std::ostream& os) {
       for (size_t i = 0; i < scored.size(); ++i) os << pairs.target_lines[i] << " ||| " << format_score(scored[i].score) << '\n';
     };
@@ -84,40 +233,114 @@ int cmd_translate(int argc, char** argv) {
     else write(std::cout);
     return 0;
   }
-  Progress bar("translate", double(lines.size()), "sent", 30.0);
-  std::vector<size_t> cut;
-  std::vector<std::string> out;
-  std::vector<std::vector<Hypothesis>> lists;
-  if (nbest > 0 || scores) {
-    lists = translate_ids_nbest(*m.model, encode_sources(*m.model, m.src_vocab, lines, &cut), so, std::max(1, nbest),
-                                batch_tokens, [&](size_t done) { bar.update(double(done)); });
-  } else {
-    out = translate_text(*m.model, m.src_vocab, m.tgt_vocab, lines, so, batch_tokens,
-                         [&](size_t done) { bar.update(double(done)); }, &cut);
+  std::optional<Shortlist> shortlist;
+  if (!shortlist_table.empty()) {
+    shortlist.emplace(Shortlist::from_table(shortlist_table, src_vocab, tgt_vocab, shortlist_k, shortlist_frequent));
+    so.shortlist = &*shortlist;
   }
-  bar.finish();
-  for (size_t i : cut)
-    std::cerr << input_name << ":" << i + 1 << ": warning: longer than the model's " << m.model->spec().max_positions - 1
-              << " source positions; translated its first " << m.model->spec().max_positions - 1 << " subwords only\n";
+  const std::vector<std::string> prefix_lines = prefix_file.empty() ? std::vector<std::string>{} : read_lines(prefix_file);
+  const std::vector<std::string> constraint_lines =
+      constraints_file.empty() ? std::vector<std::string>{} : read_lines(constraints_file);
+  const bool guided = !prefix_file.empty() || !constraints_file.empty();
+  // The plain search (greedy or beam, one translation per line) unless an option needs hypotheses.
+  const bool hypotheses = nbest > 0 || scores || so.alignment || so.sampling != Sampling::none || guided;
+  const size_t limit = m.max_source_subwords();
+  size_t translated = 0;
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<Progress> bar;  // a file's progress; a stream has no known end
+  std::function<void(size_t)> on_progress;
+
+  // Translates `lines` (input lines first_index, first_index + 1, …) and writes each line's output
+  // to `os` in input order as soon as it and those before it are done.
+  auto translate_chunk = [&](const std::vector<std::string>& lines, size_t first_index, std::ostream& os) {
+    std::vector<std::vector<int>> sources(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      sources[i] = src_vocab.encode(lines[i]);
+      if (sources[i].size() > limit) {  // positions beyond the table do not exist
+        sources[i].resize(limit);
+        std::cerr << input_name << ":" << first_index + i + 1 << ": warning: longer than the model's " << limit
+                  << " source positions; translated its first " << limit << " subwords only\n";
+      }
+    }
+    std::vector<TargetGuide> guides(guided ? lines.size() : 0);
+    for (size_t i = 0; i < guides.size(); ++i) {
+      if (!prefix_file.empty())
+        guides[i].prefix = tgt_vocab.encode(line_for(prefix_lines, first_index + i, prefix_file, "--prefix-file"));
+      if (!constraints_file.empty())
+        for (const auto& phrase : tab_separated(line_for(constraint_lines, first_index + i, constraints_file, "--constraints")))
+          guides[i].constraints.push_back(tgt_vocab.encode(phrase));
+    }
+    // One input line's output lines, from its best translation or its hypotheses.
+    auto plain_text = [&](size_t, const std::vector<int>& best) { return tgt_vocab.decode(best) + '\n'; };
+    auto hypotheses_text = [&](size_t i, const std::vector<Hypothesis>& list) {
+      // TEXT, then SCORE when asked for, then the alignment: the alignment is always the last field.
+      auto line = [&](const Hypothesis& h, bool with_score) {
+        std::string text = tgt_vocab.decode(h.tokens);
+        if (with_score) text += " ||| " + format_score(h.score);
+        if (so.alignment)
+          text += " ||| " + format_alignment(h.attention, pieces_of(src_vocab, sources[i]), pieces_of(tgt_vocab, h.tokens),
+                                              alignment_format);
+        return text + '\n';
+      };
+      std::string out;
+      if (nbest > 0) {
+        for (const auto& h : list) out += std::to_string(first_index + i) + " ||| " + line(h, true);
+        return out;
+      }
+      if (list.empty()) return std::string(scores ? " ||| -inf\n" : "\n");
+      return line(list.front(), scores);
+    };
+    std::vector<std::string> texts(lines.size());
+    std::vector<bool> ready(lines.size(), false);
+    size_t next = 0;  // the first line not written yet
+    auto write_ready = [&](const std::vector<size_t>& done, auto&& results, auto&& text_of) {
+      for (size_t i : done) {
+        texts[i] = text_of(i, results[i]);
+        ready[i] = true;
+      }
+      const size_t before = next;
+      for (; next < lines.size() && ready[next]; ++next) os << texts[next];
+      if (next != before && streaming) os.flush();
+    };
+    if (hypotheses) {
+      TranslateExtras extras;
+      extras.guides = guided ? &guides : nullptr;
+      extras.first_index = first_index;
+      extras.on_results = [&](const std::vector<size_t>& done, const std::vector<std::vector<Hypothesis>>& results) {
+        write_ready(done, results, hypotheses_text);
+      };
+      translate_ids_nbest(m.ensemble, sources, so, std::max(1, nbest), batch_tokens, on_progress, extras);
+    } else {
+      // The plain search: the same translations as before streaming existed.
+      translate_ids(m.ensemble, sources, so, batch_tokens, on_progress,
+                    [&](const std::vector<size_t>& done, const std::vector<std::vector<int>>& results) {
+                      write_ready(done, results, plain_text);
+                    });
+    }
+    translated += lines.size();
+  };
+
+  auto run = [&](std::ostream& os) {
+    if (!streaming) {
+      const auto lines = read_lines(input);
+      bar.emplace("translate", double(lines.size()), "sent", 30.0);
+      on_progress = [&](size_t done) { bar->update(double(done)); };
+      translate_chunk(lines, 0, os);
+      bar->finish();
+      return;
+    }
+    LineStream stream{size_t(buffer_size)};
+    for (auto chunk = stream.next_chunk(); !chunk.empty(); chunk = stream.next_chunk())
+      translate_chunk(chunk, translated, os);
+  };
   // An --output file appears whole or not at all; standard output is checked when the command
   // ends (cli/main.cpp).
-  auto write = [&](std::ostream& os) {
-    for (const auto& s : out) os << s << '\n';
-    for (size_t i = 0; i < lists.size(); ++i) {
-      const auto texts = as_text(m.tgt_vocab, lists[i]);
-      if (nbest == 0) {  // --scores alone
-        os << (texts.empty() ? "" : texts.front().text) << " ||| "
-           << (texts.empty() ? "-inf" : format_score(texts.front().score)) << '\n';
-        continue;
-      }
-      for (const auto& h : texts) os << i << " ||| " << h.text << " ||| " << format_score(h.score) << '\n';
-    }
-  };
-  if (*output_given) write_file_atomically(output, write);
-  else write(std::cout);
-  std::cerr << "translated " << lines.size() << " sentences in " << format_duration(bar.elapsed_s()) << " ("
-            << (bar.elapsed_s() > 0 ? double(lines.size()) / bar.elapsed_s() : 0) << " sentences/s) with "
-            << m.checkpoint << (m.int8 ? (m.model->uses_int8() ? " (int8)" : " (int8 weights, fp32 products)") : "")
+  if (*output_given) write_file_atomically(output, run);
+  else run(std::cout);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cerr << "translated " << translated << " sentences in " << format_duration(seconds) << " ("
+            << (seconds > 0 ? double(translated) / seconds : 0) << " sentences/s) with "
+            << m.checkpoints() << (m.first().int8 ? (m.first().model->uses_int8() ? " (int8)" : " (int8 weights, fp32 products)") : "")
             << std::endl;
   return 0;
 }

@@ -35,13 +35,14 @@ std::pair<at::Tensor, at::Tensor> target_tensors(const std::vector<std::vector<i
 
 }  // namespace
 
-std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
+std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                       const std::vector<std::vector<int>>& targets, double lenpen,
                                       int max_batch_tokens, const std::function<void(size_t)>& on_batch) {
   if (sources.size() != targets.size())
     throw InputError("force_decode: " + std::to_string(sources.size()) + " sources but " +
                      std::to_string(targets.size()) + " targets");
-  const size_t positions = size_t(model.spec().max_positions);
+  size_t positions = size_t(model.first().spec().max_positions);
+  for (auto* m : model.models) positions = std::min(positions, size_t(m->spec().max_positions));
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i].size() + 1 > positions)
       throw InputError("target " + std::to_string(i + 1) + " has " + std::to_string(targets[i].size()) +
@@ -51,9 +52,12 @@ std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std:
                        " subwords; the model has " + std::to_string(positions - 1) + " source positions");
   }
   at::NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
-  const auto device = model.parameters().front().device();
+  std::vector<bool> was_training;
+  for (auto* m : model.models) {
+    was_training.push_back(m->is_training());
+    m->eval();
+  }
+  const auto device = model.first().parameters().front().device();
   std::vector<size_t> order(targets.size());
   std::iota(order.begin(), order.end(), 0);
   auto longer = [&](size_t i) { return std::max(sources[i].size(), targets[i].size()) + 1; };
@@ -68,9 +72,14 @@ std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std:
     std::vector<size_t> idx(order.begin() + start, order.begin() + end);
     auto src = make_source_tensor(sources, idx).to(device);
     auto [tgt_in, tgt_out] = target_tensors(targets, idx);
-    auto enc = model.encode(src);
-    auto hidden = model.decode(tgt_in.to(device), &enc);
-    auto lp = at::log_softmax(model.logits(hidden).to(at::kFloat), -1);
+    at::Tensor lp;
+    for (size_t m = 0; m < model.size(); ++m) {
+      auto enc = model.models[m]->encode(src);
+      auto hidden = model.models[m]->decode(tgt_in.to(device), &enc);
+      auto one = at::log_softmax(model.models[m]->logits(hidden).to(at::kFloat), -1);
+      if (model.size() > 1) one.mul_(model.weights[m]);  // as the search weighs them
+      lp = lp.defined() ? lp.add_(one) : one;
+    }
     auto picked = lp.gather(2, tgt_out.to(device).unsqueeze(2)).squeeze(2).to(at::kCPU).contiguous();
     auto p = picked.accessor<float, 2>();
     for (size_t r = 0; r < idx.size(); ++r) {
@@ -87,7 +96,8 @@ std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std:
     if (on_batch) on_batch(done);
     start = end;
   }
-  if (was_training) model.train();
+  for (size_t m = 0; m < model.size(); ++m)
+    if (was_training[m]) model.models[m]->train();
   return out;
 }
 

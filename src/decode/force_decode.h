@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "model/transformer.h"
+#include "decode/search.h"
 
 namespace yoke {
 
@@ -20,7 +20,8 @@ struct ForcedScore {
 // sources[i] and targets[i] are id sequences without eos. Batched by length under
 // `max_batch_tokens` (padded target tokens per batch); results in input order. A target whose
 // length + 1 exceeds the model's positions cannot be scored: throws InputError naming its index.
-std::vector<ForcedScore> force_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
+// An ensemble scores with the weighted mean of its models' log-probabilities, as its search does.
+std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                       const std::vector<std::vector<int>>& targets, double lenpen,
                                       int max_batch_tokens, const std::function<void(size_t)>& on_batch = {});
 

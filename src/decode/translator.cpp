@@ -13,13 +13,16 @@ namespace {
 // Sorts the sources longest first (the slowest batches come early, so an ETA is honest; stable
 // for ties), cuts them into batches of at most `budget` padded source tokens and calls
 // `decode(batch tensor, indices)` on each, on `workers` threads on the CPU (run_batches);
-// `on_batch(done)` reports progress in sentences.
-void for_each_batch(Transformer& model, const std::vector<std::vector<int>>& sources, size_t budget, int workers,
+// `on_batch(done, indices)` follows each batch, one call at a time (done: sentences so far).
+void for_each_batch(const Ensemble& model, const std::vector<std::vector<int>>& sources, size_t budget, int workers,
                     const std::function<void(const at::Tensor&, const std::vector<size_t>&)>& decode,
-                    const std::function<void(size_t)>& on_batch) {
-  const bool was_training = model.is_training();
-  model.eval();
-  const auto device = model.parameters().front().device();
+                    const std::function<void(size_t, const std::vector<size_t>&)>& on_batch) {
+  std::vector<bool> was_training;
+  for (auto* m : model.models) {
+    was_training.push_back(m->is_training());
+    m->eval();
+  }
+  const auto device = model.first().parameters().front().device();
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -38,17 +41,28 @@ void for_each_batch(Transformer& model, const std::vector<std::vector<int>>& sou
       [&](size_t b) { decode(make_source_tensor(sources, batches[b]).to(device), batches[b]); },
       [&](size_t b) {
         done += batches[b].size();
-        if (on_batch) on_batch(done);
+        if (on_batch) on_batch(done, batches[b]);
       });
-  if (was_training) model.train();
+  for (size_t m = 0; m < model.size(); ++m)
+    if (was_training[m]) model.models[m]->train();
 }
 
 }  // namespace
 
-std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vector<std::vector<int>>& sources,
+std::vector<std::vector<int>> translate_ids(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                             const SearchOptions& opts, int max_batch_tokens,
-                                            const std::function<void(size_t)>& on_batch) {
+                                            const std::function<void(size_t)>& on_batch,
+                                            const ResultsReady<std::vector<int>>& on_results) {
   std::vector<std::vector<int>> out(sources.size());
+  if (opts.sampling != Sampling::none) {  // the search cannot sample: one drawn hypothesis each
+    TranslateExtras extras;
+    extras.on_results = [&](const std::vector<size_t>& idx, const std::vector<std::vector<Hypothesis>>& lists) {
+      for (size_t i : idx) out[i] = lists[i].front().tokens;
+      if (on_results) on_results(idx, out);
+    };
+    translate_ids_nbest(model, sources, opts, 1, max_batch_tokens, on_batch, extras);
+    return out;
+  }
   const size_t budget = size_t(std::max(1, max_batch_tokens / std::max(1, opts.beam)));
   for_each_batch(
       model, sources, budget, opts.workers,
@@ -56,22 +70,40 @@ std::vector<std::vector<int>> translate_ids(Transformer& model, const std::vecto
         auto hyps = search(model, src, opts);
         for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(hyps[r]);
       },
-      on_batch);
+      [&](size_t done, const std::vector<size_t>& idx) {
+        if (on_results) on_results(idx, out);
+        if (on_batch) on_batch(done);
+      });
   return out;
 }
 
-std::vector<std::vector<Hypothesis>> translate_ids_nbest(Transformer& model, const std::vector<std::vector<int>>& sources,
+std::vector<std::vector<Hypothesis>> translate_ids_nbest(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                                          const SearchOptions& opts, int nbest, int max_batch_tokens,
-                                                         const std::function<void(size_t)>& on_batch) {
+                                                         const std::function<void(size_t)>& on_batch,
+                                                         const TranslateExtras& extras) {
+  if (extras.guides && extras.guides->size() != sources.size())
+    throw std::logic_error("translate_ids_nbest: one guide per source");
   std::vector<std::vector<Hypothesis>> out(sources.size());
-  const size_t budget = size_t(std::max(1, max_batch_tokens / std::max(1, opts.beam)));
+  const bool sampling = opts.sampling != Sampling::none;
+  const size_t budget = size_t(std::max(1, max_batch_tokens / (sampling ? 1 : std::max(1, opts.beam))));
   for_each_batch(
       model, sources, budget, opts.workers,
       [&](const at::Tensor& src, const std::vector<size_t>& idx) {
-        auto lists = beam_search_nbest(model, src, opts, nbest);
+        std::vector<Row> rows;
+        bool guided = false;
+        for (size_t i : idx) {
+          const TargetGuide* g = extras.guides && !(*extras.guides)[i].empty() ? &(*extras.guides)[i] : nullptr;
+          guided = guided || g;
+          rows.push_back({extras.first_index + i, g});
+        }
+        auto lists = sampling ? sample_search(model, src, opts, rows)
+                              : beam_search_nbest(model, src, opts, nbest, guided ? rows : std::vector<Row>{});
         for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(lists[r]);
       },
-      on_batch);
+      [&](size_t done, const std::vector<size_t>& idx) {
+        if (extras.on_results) extras.on_results(idx, out);
+        if (on_batch) on_batch(done);
+      });
   return out;
 }
 

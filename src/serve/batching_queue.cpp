@@ -9,9 +9,9 @@
 
 namespace yoke::serve {
 
-BatchingQueue::BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
+BatchingQueue::BatchingQueue(Ensemble model, std::mutex& model_mutex, BatchingLimits limits,
                              std::function<void(size_t, size_t)> on_batch)
-    : model_(model), model_mutex_(model_mutex), limits_(limits), on_batch_(std::move(on_batch)) {
+    : model_(std::move(model)), model_mutex_(model_mutex), limits_(limits), on_batch_(std::move(on_batch)) {
   const int n = std::max(1, limits_.workers), intra = threads_per_worker(n);
   for (int w = 0; w < n; ++w)
     workers_.emplace_back([this, intra, n] {
@@ -38,8 +38,10 @@ size_t BatchingQueue::queued_sentences() const {
 }
 
 std::future<BatchingQueue::Result> BatchingQueue::submit(std::vector<std::vector<int>> sources,
-                                                         const SearchOptions& opts, int nbest) {
-  Pending p{std::move(sources), opts, nbest, {}, std::chrono::steady_clock::now()};
+                                                         const SearchOptions& opts, int nbest,
+                                                         std::vector<TargetGuide> guides) {
+  if (!guides.empty() && guides.size() != sources.size()) throw std::logic_error("BatchingQueue::submit: one guide per source");
+  Pending p{std::move(sources), opts, nbest, std::move(guides), {}, std::chrono::steady_clock::now()};
   auto future = p.done.get_future();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -95,13 +97,23 @@ void BatchingQueue::work() {
       if (batch.empty()) continue;  // another worker took them while this one waited
     }
     std::vector<std::vector<int>> sources;
-    for (const auto& p : batch) sources.insert(sources.end(), p.sources.begin(), p.sources.end());
+    std::vector<TargetGuide> guides;
+    bool guided = false;
+    for (const auto& p : batch) {
+      sources.insert(sources.end(), p.sources.begin(), p.sources.end());
+      if (p.guides.empty()) guides.resize(sources.size());
+      else guides.insert(guides.end(), p.guides.begin(), p.guides.end());
+      guided = guided || !p.guides.empty();
+    }
+    TranslateExtras extras;
+    if (guided) extras.guides = &guides;
     try {
       Result all;
       {
         std::unique_lock<std::mutex> use(model_mutex_, std::defer_lock);
         if (workers_.size() == 1) use.lock();  // one worker takes turns with generation
-        all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens);
+        all = translate_ids_nbest(model_, sources, batch.front().opts, batch.front().nbest, limits_.batch_tokens, {},
+                                  extras);
       }
       size_t at = 0, target_tokens = 0;
       for (const auto& list : all)

@@ -36,13 +36,15 @@ class BatchingQueue {
   // With one worker, `model_mutex` is held while decoding: other users of the model (generation)
   // take it too and take turns. Several workers decode side by side without it (decoding only
   // reads the model); the caller keeps OpenBLAS to one thread then (BlasThreadsOverride).
-  BatchingQueue(Transformer& model, std::mutex& model_mutex, BatchingLimits limits,
+  BatchingQueue(Ensemble model, std::mutex& model_mutex, BatchingLimits limits,
                 std::function<void(size_t, size_t)> on_batch = {});
   ~BatchingQueue();  // stop()
 
   using Result = std::vector<std::vector<Hypothesis>>;  // per source: up to nbest hypotheses, best first
-  // sources: ids without eos. Throws QueueFull when it would hold more than the limit.
-  std::future<Result> submit(std::vector<std::vector<int>> sources, const SearchOptions& opts, int nbest);
+  // sources: ids without eos; guides: empty, or one per source (target prefixes). Throws
+  // QueueFull when it would hold more than the limit.
+  std::future<Result> submit(std::vector<std::vector<int>> sources, const SearchOptions& opts, int nbest,
+                             std::vector<TargetGuide> guides = {});
   size_t queued_sentences() const;
   // Decodes what is queued, then the workers end; later submits throw QueueFull.
   void stop();
@@ -52,6 +54,7 @@ class BatchingQueue {
     std::vector<std::vector<int>> sources;
     SearchOptions opts;
     int nbest;
+    std::vector<TargetGuide> guides;  // empty or one per source
     std::promise<Result> done;
     std::chrono::steady_clock::time_point arrived;
   };
@@ -59,7 +62,7 @@ class BatchingQueue {
   static bool same_search(const Pending& a, const Pending& b);
   static size_t cost(const Pending& p);  // its share of the token budget
 
-  Transformer& model_;
+  Ensemble model_;  // one model or several decoded together
   std::mutex& model_mutex_;
   const BatchingLimits limits_;
   std::function<void(size_t, size_t)> on_batch_;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@
 #include "lm/prompt.h"
 #include "serve/http_listener.h"
 #include "serve/metrics.h"
-#include "store/model_store.h"
+#include "store/model_ensemble.h"
 #include "util/error.h"
 
 namespace yoke::serve {
@@ -35,7 +36,8 @@ struct Refusal {
 
 struct ServedModel {
   std::string name;
-  LoadedModel loaded;
+  LoadedModel loaded;                // the first of an ensemble
+  std::vector<LoadedModel> partners;  // the ensemble's other members
   std::mutex use;  // one decoding at a time: batches and generations take turns
   std::unique_ptr<BatchingQueue> queue;  // translation models only
 };
@@ -89,21 +91,32 @@ class Server {
     for (const auto& m : models) {
       auto served = std::make_unique<ServedModel>();
       served->name = m.name;
-      served->loaded = load_model(m.dir, m.checkpoint, options.device);
+      std::optional<Ensemble> ensemble;
+      if (m.dirs.size() > 1) {
+        auto loaded = load_ensemble(m.dirs, m.checkpoint, options.device);
+        served->loaded = std::move(loaded.members.front());
+        served->partners.assign(std::make_move_iterator(loaded.members.begin() + 1),
+                                std::make_move_iterator(loaded.members.end()));
+        ensemble = std::move(loaded.ensemble);  // points at the models, which moved with their owners
+      } else {
+        served->loaded = load_model(m.dirs.front(), m.checkpoint, options.device);
+      }
       served->loaded.model->eval();
+      for (auto& p : served->partners) p.model->eval();
       if (served->loaded.config.task == Task::translate) {
         const std::string name = m.name;
         BatchingLimits limits = options.batching;
         if (limits.batch_tokens == 0) limits.batch_tokens = default_batch_tokens(*served->loaded.model);
         served->queue = std::make_unique<BatchingQueue>(
-            *served->loaded.model, served->use, limits,
+            ensemble ? *ensemble : Ensemble(*served->loaded.model), served->use, limits,
             [this, name](size_t sentences, size_t tokens) {
               metrics_.count_sentences(name, sentences, tokens);
               metrics_.count_batch(sentences);
             });
       }
       log_("loaded " + m.name + " (" + name_of(served->loaded.config.task) +
-           (served->loaded.int8 ? ", int8" : "") + ") from " + served->loaded.checkpoint);
+           (served->loaded.int8 ? ", int8" : "") + ") from " + served->loaded.checkpoint +
+           (served->partners.empty() ? "" : " and " + std::to_string(served->partners.size()) + " more (an ensemble)"));
       models_[m.name] = std::move(served);
     }
     metrics_.set_queue_length_source([this] {
@@ -262,7 +275,22 @@ class Server {
     } catch (const SourceTooLong& e) {
       throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
     }
-    auto lists = m.queue->submit(std::move(sources), so, nbest).get();
+    std::vector<TargetGuide> guides;
+    if (body.contains("prefix")) {
+      const json& prefix = body["prefix"];
+      const bool one = text.is_string();
+      if (one ? !prefix.is_string() : !(prefix.is_array() && prefix.size() == lines.size()))
+        throw Refusal{400, one ? "\"prefix\" must be a string, as \"text\" is"
+                               : "\"prefix\" must be an array of strings, one per text"};
+      for (size_t i = 0; i < lines.size(); ++i) {
+        const json& p = one ? prefix : prefix[i];
+        if (!p.is_string()) throw Refusal{400, "prefix[" + std::to_string(i) + "] is not a string"};
+        guides.push_back({m.loaded.tgt_vocab.encode(p.get<std::string>()), {}});
+        if (guides.back().prefix.size() >= options_.max_sentence_subwords)
+          throw Refusal{413, "prefix[" + std::to_string(i) + "] is too long (see --max-sentence-subwords)"};
+      }
+    }
+    auto lists = m.queue->submit(std::move(sources), so, nbest, std::move(guides)).get();
     json translations = json::array();
     for (const auto& list : lists) {
       const auto texts = as_text(m.loaded.tgt_vocab, list);

@@ -1,5 +1,6 @@
 // `yoke serve`: an HTTP server (cpp-httplib) with a JSON API over one or more loaded models.
-//   POST /translate  {"text": ["…", …], "beam": 5, "nbest": 1, "lenpen": 1, "model": "NAME"}
+//   POST /translate  {"text": ["…", …], "beam": 5, "nbest": 1, "lenpen": 1, "model": "NAME",
+//                     "prefix": ["…", …] (optional: the start of each translation)}
 //                    → {"model": NAME, "translations": [{"text", "score", "nbest": [{"text", "score"}…]}…]}
 //   POST /generate   {"prompt": "…", "max_tokens": 50, "temperature": 0, "top_k": 0, "top_p": 1,
 //                     "seed": 1, "model": NAME} → {"model", "text", "tokens"}   (language models)
@@ -22,7 +23,8 @@
 namespace yoke::serve {
 
 struct ModelToServe {
-  std::string name, dir, checkpoint;
+  std::string name, checkpoint;
+  std::vector<std::string> dirs;  // several: an ensemble of translation models (equal weights)
 };
 
 struct ServeOptions {
