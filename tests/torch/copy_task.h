@@ -22,6 +22,20 @@ inline at::Tensor random_source(int64_t n, int64_t max_len, int64_t vocab, uint6
   return src;
 }
 
+// Random id sequences over ids 4..V-1 of 1..max_len-1 ids each, without eos (search inputs).
+inline std::vector<std::vector<int>> random_sentences(int n, int max_len, int vocab, uint64_t seed) {
+  at::manual_seed(seed);
+  std::vector<std::vector<int>> out;
+  for (int i = 0; i < n; ++i) {
+    const int64_t len = at::randint(1, max_len, {1}).item<int64_t>();
+    auto ids = at::randint(4, vocab, {len}, at::kLong);
+    std::vector<int> s;
+    for (int64_t j = 0; j < len; ++j) s.push_back(int(ids[j].item<int64_t>()));
+    out.push_back(s);
+  }
+  return out;
+}
+
 struct CopyTaskLosses {
   double first = 0, last = 0;
 };

@@ -27,19 +27,6 @@ using namespace yoke::test;
 
 namespace {
 
-// Random source id sequences over ids 4..V-1, without eos.
-std::vector<std::vector<int>> random_sentences(int n, int max_len, int vocab, uint64_t seed) {
-  at::manual_seed(seed);
-  std::vector<std::vector<int>> out;
-  for (int i = 0; i < n; ++i) {
-    auto ids = at::randint(4, vocab, {at::randint(1, max_len, {1}).item<int64_t>()}, at::kLong);
-    std::vector<int> s;
-    for (int64_t j = 0; j < ids.size(0); ++j) s.push_back(int(ids[j].item<int64_t>()));
-    out.push_back(s);
-  }
-  return out;
-}
-
 std::shared_ptr<Transformer> random_model(uint64_t seed, Estimator output = Estimator::dot, const std::string& arch = "") {
   at::manual_seed(seed);
   auto cfg = tiny_config(Tie::all, output);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cli_helpers.h"
+#include "copy_task.h"
 #include "decode/force_decode.h"
 #include "decode/search.h"
 #include "decode/translator.h"
@@ -15,20 +16,6 @@ using namespace yoke;
 using namespace yoke::test;
 
 namespace {
-
-// Random source id sequences over ids 4..V-1 (0–3 are pad/unk/bos/eos), without eos.
-std::vector<std::vector<int>> random_sources(int n, int max_len, int vocab, uint64_t seed) {
-  at::manual_seed(seed);
-  std::vector<std::vector<int>> out;
-  for (int i = 0; i < n; ++i) {
-    const int64_t len = at::randint(1, max_len, {1}).item<int64_t>();
-    auto ids = at::randint(4, vocab, {len}, at::kLong);
-    std::vector<int> s;
-    for (int64_t j = 0; j < len; ++j) s.push_back(int(ids[j].item<int64_t>()));
-    out.push_back(s);
-  }
-  return out;
-}
 
 std::vector<std::string> split_bars(const std::string& line) {
   std::vector<std::string> out;
@@ -44,7 +31,7 @@ TEST(Nbest, ListsAreSortedAndStartWithTheBeamOutput) {
   at::manual_seed(11);
   auto model = build_model(tiny_config(Tie::decoder, Estimator::dot));
   model->eval();
-  const auto sources = random_sources(8, 9, 24, 12);
+  const auto sources = random_sentences(8, 9, 24, 12);
   for (double lenpen : {0.0, 1.0}) {
     SearchOptions o;
     o.beam = 5;
@@ -70,7 +57,7 @@ TEST(Nbest, BeamOfOneFindsTheGreedyOutput) {
   at::manual_seed(13);
   auto model = build_model(tiny_config());
   model->eval();
-  const auto sources = random_sources(6, 9, 24, 14);
+  const auto sources = random_sentences(6, 9, 24, 14);
   SearchOptions o;
   o.beam = 1;
   const auto greedy = translate_ids(*model, sources, o, 100000);
@@ -86,7 +73,7 @@ TEST(ForceDecode, ScoresOfBeamOutputsEqualTheDecodersScores) {
     at::manual_seed(15);
     auto model = build_model(tiny_config(Tie::all, output));
     model->eval();
-    const auto sources = random_sources(10, 12, 24, 16);
+    const auto sources = random_sentences(10, 12, 24, 16);
     for (double lenpen : {0.0, 1.0}) {
       SearchOptions o;
       o.beam = 4;

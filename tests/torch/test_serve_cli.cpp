@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -144,6 +145,45 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
   EXPECT_NE(slurp(log).find("received SIGTERM"), std::string::npos) << slurp(log);
   EXPECT_NE(slurp(log).find("stopped"), std::string::npos) << slurp(log);
+}
+
+// An ensemble served under one name (a model with itself: it translates as the model does) and
+// "prefix" beside "text": the answers are those of `yoke translate --prefix-file`.
+TEST(ServeCli, EnsemblesAndPrefixesAsTranslateMakesThem) {
+  const auto model = tiny_translation_model();
+  const auto all = lines_of(slurp(data_dir() / "test.toy.src.txt"));
+  ASSERT_GE(all.size(), 4u);
+  const std::vector<std::string> sentences(all.begin(), all.begin() + 4);
+  const auto input = work_dir() / "serve_prefix.src.txt", prefixes = work_dir() / "serve_prefix.tgt.txt";
+  {
+    std::ofstream in(input), pre(prefixes);
+    for (const auto& s : sentences) in << s << "\n";
+    for (size_t i = 0; i < sentences.size(); ++i) pre << (i % 2 ? "" : sentences[(i + 1) % sentences.size()].substr(0, 6)) << "\n";
+  }
+  const auto expected = lines_of(output_of({YOKE_BINARY, "translate", "--model", model.string(), "--input", input.string(),
+                                            "--prefix-file", prefixes.string(), "--beam", "2", "--threads", "1"}));
+  ASSERT_EQ(expected.size(), sentences.size());
+  const auto log = work_dir() / "serve_ensemble.log";
+  ServerProcess server;
+  server.pid = spawn({YOKE_BINARY, "serve", "--model", "ens=" + model.string() + "," + model.string(), "--port", "0",
+                      "--threads", "1", "--batch-window-ms", "0"},
+                     log);
+  const int port = wait_for_port(log, server.pid);
+  ASSERT_GT(port, 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("and 1 more (an ensemble)"), std::string::npos) << slurp(log);
+  auto http = client(port);
+  json body = {{"text", sentences}, {"prefix", lines_of(slurp(prefixes))}, {"beam", 2}, {"model", "ens"}};
+  auto res = http.Post("/translate", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto t = json::parse(res->body).at("translations");
+  ASSERT_EQ(t.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(t[i].at("text").get<std::string>(), expected[i]) << i;
+  body["prefix"] = {"one"};
+  res = http.Post("/translate", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("one per text"), std::string::npos) << res->body;
 }
 
 TEST(ServeMetrics, LabelValuesAreEscaped) {

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The lexical shortlist (`yoke translate --shortlist`, Marian's --shortlist) against the full
+# output layer: the same model translates the same test set with and without it, side by side in
+# rounds that alternate the two (drift in the machine's speed hits both), and the table reports
+# each one's median wall time, the speed-up and BLEU of both.
+#
+# The translation table comes from the training data cut into the model's subwords (spm_encode,
+# Debian's sentencepiece) and aligned by `yoke align --table`; it is made once per model and kept
+# beside it (MODEL_DIR/shortlist.table.tsv), so a rerun only decodes.
+#
+#   bench/decode_shortlist.sh MODEL_DIR DATA_DIR TRAIN_SRC TRAIN_TGT [--test NAME] [--rounds R]
+#                             [--beam B] [--k K] [--frequent F] [--threads T]
+#       MODEL_DIR: a trained translation model; DATA_DIR: its `yoke prepare` directory, with
+#       test.NAME.src.txt / .tgt.txt (default flickr2016); TRAIN_SRC/TGT: the raw training text
+#       (plain or .gz) the model was trained on.
+# Prints a Markdown table; the last line is one JSON object with every figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage="usage: bench/decode_shortlist.sh MODEL_DIR DATA_DIR TRAIN_SRC TRAIN_TGT [--test NAME] [--rounds R] [--beam B] [--k K] [--frequent F] [--threads T]"
+model=${1:?$usage} data=${2:?$usage} train_src=${3:?$usage} train_tgt=${4:?$usage}
+shift 4
+test=flickr2016 rounds=3 beam=5 k=50 frequent=100 threads=$(nproc)
+# Every option takes one value and sets the variable of its name.
+while [ $# -gt 0 ]; do
+  case $1 in
+    --test | --rounds | --beam | --k | --frequent | --threads) [ $# -ge 2 ] && printf -v "${1#--}" '%s' "$2" ;;
+    *) false ;;
+  esac || { echo "$usage" >&2; exit 2; }
+  shift 2
+done
+test_name=$test
+[ -x build/yoke ] || bash scripts/build.sh >&2
+command -v spm_encode >/dev/null || { echo "spm_encode is missing (Debian: apt-get install sentencepiece)" >&2; exit 1; }
+src=$data/test.$test_name.src.txt ref=$data/test.$test_name.tgt.txt
+spm=$model/spm.model
+[ -f "$spm" ] || spm=$data/spm.model
+table=$model/shortlist.table.tsv
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cat_any() { if gzip -t "$1" 2>/dev/null; then zcat "$1"; else cat "$1"; fi; }
+if [ ! -s "$table" ]; then
+  echo "making the translation table $table (spm_encode + yoke align; once per model)" >&2
+  cat_any "$train_src" | spm_encode --model="$spm" >"$out/train.src.pieces"
+  cat_any "$train_tgt" | spm_encode --model="$spm" >"$out/train.tgt.pieces"
+  build/yoke align --src "$out/train.src.pieces" --tgt "$out/train.tgt.pieces" --out "$out/align.txt" \
+    --table "$table.tmp" --threads "$threads" >&2
+  mv "$table.tmp" "$table"
+fi
+common=(--model "$model" --input "$src" --beam "$beam" --threads "$threads")
+echo "bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $threads threads, beam $beam, shortlist k=$k frequent=$frequent, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for r in $(seq "$rounds"); do
+  for variant in full shortlist; do
+    extra=()
+    [ "$variant" = shortlist ] && extra=(--shortlist "$table" --shortlist-k "$k" --shortlist-frequent "$frequent")
+    start=$(date +%s.%N)
+    build/yoke translate "${common[@]}" "${extra[@]}" >"$out/$variant.txt" 2>"$out/$variant.log"
+    end=$(date +%s.%N)
+    echo "$variant $(echo "$end - $start" | bc)" >>"$out/times.txt"
+    echo "  round $r $variant: $(tail -n 1 "$out/times.txt" | cut -d' ' -f2) s" >&2
+  done
+done
+for variant in full shortlist; do build/yoke score --hyp "$out/$variant.txt" --ref "$ref" --json | tail -n 1 >"$out/bleu.$variant.json"; done
+/usr/bin/python3 - "$out" "$model" "$test_name" "$beam" "$k" "$frequent" "$threads" <<'PY'
+import json, statistics, sys
+out, model, test, beam, k, frequent, threads = sys.argv[1:]
+times = {"full": [], "shortlist": []}
+for line in open(f"{out}/times.txt"):
+    name, seconds = line.split()
+    times[name].append(float(seconds))
+median = {name: statistics.median(v) for name, v in times.items()}
+bleu = {name: json.loads(open(f"{out}/bleu.{name}.json").read())["bleu"] for name in times}
+same = sum(a == b for a, b in zip(open(f"{out}/full.txt"), open(f"{out}/shortlist.txt")))
+total = sum(1 for _ in open(f"{out}/full.txt"))
+print(f"| {model} ({test}, beam {beam}) | median s | BLEU |")
+print("| --- | --- | --- |")
+print(f"| full output layer | {median['full']:.2f} | {bleu['full']:.2f} |")
+print(f"| shortlist k={k}, frequent={frequent} | {median['shortlist']:.2f} | {bleu['shortlist']:.2f} |")
+print(f"speed-up {median['full'] / median['shortlist']:.2f}x, BLEU change {bleu['shortlist'] - bleu['full']:+.2f}, "
+      f"{same} of {total} translations identical")
+print(json.dumps({"model": model, "test": test, "beam": beam, "k": int(k), "frequent": int(frequent),
+                  "threads": int(threads), "seconds": times, "median_seconds": median, "bleu": bleu,
+                  "speedup": median["full"] / median["shortlist"], "identical": same, "sentences": total}))
+PY
