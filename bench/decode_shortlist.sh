@@ -4,21 +4,20 @@
 # rounds that alternate the two (drift in the machine's speed hits both), and the table reports
 # each one's median wall time, the speed-up and BLEU of both.
 #
-# The translation table comes from the training data cut into the model's subwords (spm_encode,
-# Debian's sentencepiece) and aligned by `yoke align --table`; it is made once per model and kept
-# beside it (MODEL_DIR/shortlist.table.tsv), so a rerun only decodes.
+# The translation table is IBM-2's on the subword training corpus of the data directory
+# (`yoke pair --table`, which runs yoke's aligner on it); it is made once per model and kept beside
+# it (MODEL_DIR/shortlist.table.tsv), so a rerun only decodes.
 #
-#   bench/decode_shortlist.sh MODEL_DIR DATA_DIR TRAIN_SRC TRAIN_TGT [--test NAME] [--rounds R]
-#                             [--beam B] [--k K] [--frequent F] [--threads T]
+#   bench/decode_shortlist.sh MODEL_DIR DATA_DIR [--test NAME] [--rounds R] [--beam B] [--k K]
+#                             [--frequent F] [--threads T]
 #       MODEL_DIR: a trained translation model; DATA_DIR: its `yoke prepare` directory, with
-#       test.NAME.src.txt / .tgt.txt (default flickr2016); TRAIN_SRC/TGT: the raw training text
-#       (plain or .gz) the model was trained on.
+#       test.NAME.src.txt / .tgt.txt (default flickr2016).
 # Prints a Markdown table; the last line is one JSON object with every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: bench/decode_shortlist.sh MODEL_DIR DATA_DIR TRAIN_SRC TRAIN_TGT [--test NAME] [--rounds R] [--beam B] [--k K] [--frequent F] [--threads T]"
-model=${1:?$usage} data=${2:?$usage} train_src=${3:?$usage} train_tgt=${4:?$usage}
-shift 4
+usage="usage: bench/decode_shortlist.sh MODEL_DIR DATA_DIR [--test NAME] [--rounds R] [--beam B] [--k K] [--frequent F] [--threads T]"
+model=${1:?$usage} data=${2:?$usage}
+shift 2
 test=flickr2016 rounds=3 beam=5 k=50 frequent=100 threads=$(nproc)
 # Every option takes one value and sets the variable of its name.
 while [ $# -gt 0 ]; do
@@ -30,20 +29,13 @@ while [ $# -gt 0 ]; do
 done
 test_name=$test
 [ -x build/yoke ] || bash scripts/build.sh >&2
-command -v spm_encode >/dev/null || { echo "spm_encode is missing (Debian: apt-get install sentencepiece)" >&2; exit 1; }
 src=$data/test.$test_name.src.txt ref=$data/test.$test_name.tgt.txt
-spm=$model/spm.model
-[ -f "$spm" ] || spm=$data/spm.model
 table=$model/shortlist.table.tsv
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cat_any() { if gzip -t "$1" 2>/dev/null; then zcat "$1"; else cat "$1"; fi; }
 if [ ! -s "$table" ]; then
-  echo "making the translation table $table (spm_encode + yoke align; once per model)" >&2
-  cat_any "$train_src" | spm_encode --model="$spm" >"$out/train.src.pieces"
-  cat_any "$train_tgt" | spm_encode --model="$spm" >"$out/train.tgt.pieces"
-  build/yoke align --src "$out/train.src.pieces" --tgt "$out/train.tgt.pieces" --out "$out/align.txt" \
-    --table "$table.tmp" --threads "$threads" >&2
+  echo "making the translation table $table (yoke pair --table; once per model)" >&2
+  build/yoke pair --data "$data" --out "$out/pairs.tsv" --table "$table.tmp" --threads "$threads" >&2
   mv "$table.tmp" "$table"
 fi
 common=(--model "$model" --input "$src" --beam "$beam" --threads "$threads")

@@ -174,7 +174,7 @@ int cmd_translate(int argc, char** argv) {
   std::string shortlist_table;
   int shortlist_k = 50, shortlist_frequent = 100;
   cmd.add_option("--shortlist", shortlist_table,
-                 "lexical shortlist from a translation table of `yoke align --table` on subword text: the\n"
+                 "lexical shortlist from a subword translation table (`yoke pair --data DIR --table TABLE`): the\n"
                  "output layer covers only the --shortlist-k best translations of the batch's source subwords\n"
                  "and the --shortlist-frequent first target subwords (faster; docs/decoding.md)")
       ->type_name("TABLE");

@@ -1,6 +1,6 @@
 // A lexical shortlist (Marian's --shortlist): per batch, the output layer is computed only over
 // the target subwords that the batch's source subwords translate to most likely (from the IBM-2
-// translation table of `yoke align`) and the most frequent ones, instead of the whole vocabulary.
+// translation table of `yoke pair` / `yoke align`) and the most frequent ones, instead of the whole vocabulary.
 // Every logit estimator is an affine map h·Mᵀ + b (WordEmbeddings::affine_logits), so keeping
 // the rows of M for the shortlisted ids gives their exact logits; the softmax runs over them only.
 #pragma once
@@ -17,7 +17,7 @@ class Shortlist {
   // candidates[s]: target ids for source id s; always: ids kept in every batch (specials added).
   Shortlist(std::vector<std::vector<int>> candidates, std::vector<int> always, int target_vocab_size);
 
-  // From a translation table of `yoke align --table` run on subword text (lines
+  // From a subword translation table (`yoke pair --table`, or `yoke align --table` on subword text; lines
   // "source<TAB>target<TAB>p(target|source)"): the `per_source` most likely targets of each source
   // subword, and as frequent ones the first `frequent` target ids (SentencePiece numbers BPE
   // pieces in merge order, frequent ones first, as Marian's frequency-sorted vocabularies do).

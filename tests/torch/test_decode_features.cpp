@@ -364,6 +364,27 @@ TEST(TranslateCli, AlignmentsFollowTheText) {
   }
 }
 
+// Every line gets the same two phrases (a word of the toy language and a number) and each
+// translation holds both, whatever the tiny model would have said.
+TEST(TranslateCli, ConstrainedTranslationsHoldTheirPhrases) {
+  const auto lines = lines_of(slurp(toy_source()));
+  const auto constraints = work_dir() / "constraints.txt";
+  {
+    std::ofstream out(constraints);
+    for (size_t i = 0; i < lines.size(); ++i) out << "drai\t78\n";
+  }
+  const auto plain = translate_lines({"--input", toy_source(), "--beam", "4"});
+  const auto held = translate_lines({"--input", toy_source(), "--beam", "4", "--constraints", constraints.string()});
+  ASSERT_EQ(held.size(), lines.size());
+  size_t lacking = 0;
+  for (size_t i = 0; i < held.size(); ++i) {
+    lacking += plain[i].find(" 78") == std::string::npos;
+    EXPECT_NE(held[i].find("drai"), std::string::npos) << held[i];
+    EXPECT_NE(held[i].find("78"), std::string::npos) << held[i];
+  }
+  EXPECT_GT(lacking, 0u);  // the constraints changed something
+}
+
 // Standard input is translated as it comes: the answer to the first line arrives while the input
 // is still open, and the whole output equals that of the same lines read from a file.
 TEST(TranslateCli, StreamsStandardInput) {
