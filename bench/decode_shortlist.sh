@@ -9,20 +9,20 @@
 # it (MODEL_DIR/shortlist.table.tsv), so a rerun only decodes.
 #
 #   bench/decode_shortlist.sh MODEL_DIR DATA_DIR [--test NAME] [--rounds R] [--beam B] [--k K]
-#                             [--frequent F] [--threads T]
+#                             [--frequent F] [--threads T] [--sentences N]
 #       MODEL_DIR: a trained translation model; DATA_DIR: its `yoke prepare` directory, with
-#       test.NAME.src.txt / .tgt.txt (default flickr2016).
+#       test.NAME.src.txt / .tgt.txt (default flickr2016); --sentences: its first N only (0: all).
 # Prints a Markdown table; the last line is one JSON object with every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: bench/decode_shortlist.sh MODEL_DIR DATA_DIR [--test NAME] [--rounds R] [--beam B] [--k K] [--frequent F] [--threads T]"
+usage="usage: bench/decode_shortlist.sh MODEL_DIR DATA_DIR [--test NAME] [--rounds R] [--beam B] [--k K] [--frequent F] [--threads T] [--sentences N]"
 model=${1:?$usage} data=${2:?$usage}
 shift 2
-test=flickr2016 rounds=3 beam=5 k=50 frequent=100 threads=$(nproc)
+test=flickr2016 rounds=3 beam=5 k=50 frequent=100 threads=$(nproc) sentences=0
 # Every option takes one value and sets the variable of its name.
 while [ $# -gt 0 ]; do
   case $1 in
-    --test | --rounds | --beam | --k | --frequent | --threads) [ $# -ge 2 ] && printf -v "${1#--}" '%s' "$2" ;;
+    --test | --rounds | --beam | --k | --frequent | --threads | --sentences) [ $# -ge 2 ] && printf -v "${1#--}" '%s' "$2" ;;
     *) false ;;
   esac || { echo "$usage" >&2; exit 2; }
   shift 2
@@ -38,6 +38,10 @@ if [ ! -s "$table" ]; then
   build/yoke pair --data "$data" --out "$out/pairs.tsv" --table "$table.tmp" --threads "$threads" >&2
   mv "$table.tmp" "$table"
 fi
+if [ "$sentences" -gt 0 ]; then
+  head -n "$sentences" "$src" >"$out/src.txt"; head -n "$sentences" "$ref" >"$out/ref.txt"
+  src=$out/src.txt ref=$out/ref.txt
+fi
 common=(--model "$model" --input "$src" --beam "$beam" --threads "$threads")
 echo "bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $threads threads, beam $beam, shortlist k=$k frequent=$frequent, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$rounds"); do
@@ -47,8 +51,9 @@ for r in $(seq "$rounds"); do
     start=$(date +%s.%N)
     build/yoke translate "${common[@]}" "${extra[@]}" >"$out/$variant.txt" 2>"$out/$variant.log"
     end=$(date +%s.%N)
-    echo "$variant $(echo "$end - $start" | bc)" >>"$out/times.txt"
-    echo "  round $r $variant: $(tail -n 1 "$out/times.txt" | cut -d' ' -f2) s" >&2
+    rate=$(sed -n 's/.*translated .* (\([0-9.e+]*\) sentences\/s).*/\1/p' "$out/$variant.log" | tail -n 1)
+    echo "$variant $(echo "$end - $start" | bc) $rate" >>"$out/times.txt"
+    echo "  round $r $variant: $(tail -n 1 "$out/times.txt" | cut -d' ' -f2) s, $rate sentences/s" >&2
   done
 done
 for variant in full shortlist; do build/yoke score --hyp "$out/$variant.txt" --ref "$ref" --json | tail -n 1 >"$out/bleu.$variant.json"; done
@@ -56,20 +61,24 @@ for variant in full shortlist; do build/yoke score --hyp "$out/$variant.txt" --r
 import json, statistics, sys
 out, model, test, beam, k, frequent, threads = sys.argv[1:]
 times = {"full": [], "shortlist": []}
+rates = {"full": [], "shortlist": []}
 for line in open(f"{out}/times.txt"):
-    name, seconds = line.split()
+    name, seconds, rate = line.split()
     times[name].append(float(seconds))
+    rates[name].append(float(rate))
 median = {name: statistics.median(v) for name, v in times.items()}
+rate = {name: statistics.median(v) for name, v in rates.items()}
 bleu = {name: json.loads(open(f"{out}/bleu.{name}.json").read())["bleu"] for name in times}
 same = sum(a == b for a, b in zip(open(f"{out}/full.txt"), open(f"{out}/shortlist.txt")))
 total = sum(1 for _ in open(f"{out}/full.txt"))
-print(f"| {model} ({test}, beam {beam}) | median s | BLEU |")
-print("| --- | --- | --- |")
-print(f"| full output layer | {median['full']:.2f} | {bleu['full']:.2f} |")
-print(f"| shortlist k={k}, frequent={frequent} | {median['shortlist']:.2f} | {bleu['shortlist']:.2f} |")
-print(f"speed-up {median['full'] / median['shortlist']:.2f}x, BLEU change {bleu['shortlist'] - bleu['full']:+.2f}, "
-      f"{same} of {total} translations identical")
+print(f"| {model} ({test}, beam {beam}) | median wall s (loading included) | median sentences/s (translate's) | BLEU |")
+print("| --- | ---: | ---: | ---: |")
+print(f"| full output layer | {median['full']:.2f} | {rate['full']:.1f} | {bleu['full']:.2f} |")
+print(f"| shortlist k={k}, frequent={frequent} | {median['shortlist']:.2f} | {rate['shortlist']:.1f} | {bleu['shortlist']:.2f} |")
+print(f"speed-up {rate['shortlist'] / rate['full']:.2f}x in sentences/s ({median['full'] / median['shortlist']:.2f}x wall), "
+      f"BLEU change {bleu['shortlist'] - bleu['full']:+.2f}, {same} of {total} translations identical")
 print(json.dumps({"model": model, "test": test, "beam": beam, "k": int(k), "frequent": int(frequent),
-                  "threads": int(threads), "seconds": times, "median_seconds": median, "bleu": bleu,
-                  "speedup": median["full"] / median["shortlist"], "identical": same, "sentences": total}))
+                  "threads": int(threads), "seconds": times, "sentences_per_s": rates, "median_seconds": median,
+                  "median_sentences_per_s": rate, "bleu": bleu, "speedup": rate["shortlist"] / rate["full"],
+                  "speedup_wall": median["full"] / median["shortlist"], "identical": same, "sentences": total}))
 PY
