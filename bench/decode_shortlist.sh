@@ -70,15 +70,19 @@ median = {name: statistics.median(v) for name, v in times.items()}
 rate = {name: statistics.median(v) for name, v in rates.items()}
 bleu = {name: json.loads(open(f"{out}/bleu.{name}.json").read())["bleu"] for name in times}
 same = sum(a == b for a, b in zip(open(f"{out}/full.txt"), open(f"{out}/shortlist.txt")))
+# Output length: a model that stops earlier under the shortlist is faster for that reason too.
+words = {name: sum(len(l.split()) for l in open(f"{out}/{name}.txt")) for name in times}
 total = sum(1 for _ in open(f"{out}/full.txt"))
 print(f"| {model} ({test}, beam {beam}) | median wall s (loading included) | median sentences/s (translate's) | BLEU |")
 print("| --- | ---: | ---: | ---: |")
 print(f"| full output layer | {median['full']:.2f} | {rate['full']:.1f} | {bleu['full']:.2f} |")
 print(f"| shortlist k={k}, frequent={frequent} | {median['shortlist']:.2f} | {rate['shortlist']:.1f} | {bleu['shortlist']:.2f} |")
 print(f"speed-up {rate['shortlist'] / rate['full']:.2f}x in sentences/s ({median['full'] / median['shortlist']:.2f}x wall), "
-      f"BLEU change {bleu['shortlist'] - bleu['full']:+.2f}, {same} of {total} translations identical")
+      f"BLEU change {bleu['shortlist'] - bleu['full']:+.2f}, {same} of {total} translations identical, "
+      f"output words {words['full']} (full) and {words['shortlist']} (shortlist)")
 print(json.dumps({"model": model, "test": test, "beam": beam, "k": int(k), "frequent": int(frequent),
                   "threads": int(threads), "seconds": times, "sentences_per_s": rates, "median_seconds": median,
                   "median_sentences_per_s": rate, "bleu": bleu, "speedup": rate["shortlist"] / rate["full"],
-                  "speedup_wall": median["full"] / median["shortlist"], "identical": same, "sentences": total}))
+                  "speedup_wall": median["full"] / median["shortlist"], "identical": same, "sentences": total,
+                  "output_words": words}))
 PY
