@@ -9,6 +9,8 @@ int cmd_translate(int argc, char** argv);
 int cmd_score(int argc, char** argv);
 int cmd_average(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
+int cmd_export(int argc, char** argv);
+int cmd_import(int argc, char** argv);
 int cmd_params(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_align(int argc, char** argv);

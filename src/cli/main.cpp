@@ -27,6 +27,8 @@ const Command kCommands[] = {
     {"score", yoke::cli::cmd_score, "BLEU, chrF and chrF++ exactly as sacreBLEU computes them"},
     {"average", yoke::cli::cmd_average, "average the last N checkpoints of a model"},
     {"quantize", yoke::cli::cmd_quantize, "an int8 copy of a model for fast decoding on the CPU"},
+    {"export", yoke::cli::cmd_export, "a model as safetensors + config.json + vocabularies (PyTorch, other toolkits)"},
+    {"import", yoke::cli::cmd_import, "an exported model (safetensors) back into a model directory"},
     {"align", yoke::cli::cmd_align, "word-align tokenized parallel text (IBM-2 with a diagonal prior)"},
     {"pair", yoke::cli::cmd_pair, "pair source and target words for tie = shared-private"},
     {"experiment", yoke::cli::cmd_experiment, "run a grid of variants × seeds and write the report (table and pictures)"},

@@ -9,7 +9,8 @@ constexpr const char* kInt8Prefix = "int8.";
 constexpr int kInt8Format = 1;
 }  // namespace
 
-bool is_int8_checkpoint(const Checkpoint& ckpt) { return ckpt.meta.contains("int8"); }
+bool is_int8_meta(const nlohmann::json& meta) { return meta.contains("int8"); }
+bool is_int8_checkpoint(const Checkpoint& ckpt) { return is_int8_meta(ckpt.meta); }
 
 Int8Weights take_int8_weights(Checkpoint& ckpt, const std::string& origin) {
   Int8Weights out;

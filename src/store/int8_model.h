@@ -16,8 +16,9 @@
 
 namespace yoke {
 
-// True when the checkpoint was written by quantize_model.
+// True when the checkpoint was written by quantize_model; the second from its header alone.
 bool is_int8_checkpoint(const Checkpoint& ckpt);
+bool is_int8_meta(const nlohmann::json& meta);
 
 // Takes the "int8." tensors out of `ckpt`, puts their dequantized fp32 values under "model.NAME"
 // (the output matrix has no parameter of its own and gets none) and returns them.

@@ -5,6 +5,7 @@
 #include "align/pair_data.h"
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
+#include "store/model_export.h"
 #include "text/data_meta.h"
 #include "text/vocab_files.h"
 #include "util/error.h"
@@ -58,9 +59,20 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name) {
     if (!fs::exists(p)) throw input_error(p, 0, "checkpoint not found");
     return p;
   }
-  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp"})
+  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp", kExportedWeights})
     if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
-  throw input_error(dir, 0, "no checkpoint_best.ykp or checkpoint_last.ykp here: has `yoke train` run with save_dir = " + dir + "?");
+  throw input_error(dir, 0, "no checkpoint_best.ykp, checkpoint_last.ykp or " + std::string(kExportedWeights) +
+                                " here: has `yoke train` run with save_dir = " + dir + "?");
+}
+
+static bool is_safetensors(const std::string& path) { return fs::path(path).extension() == ".safetensors"; }
+
+Checkpoint read_model_file(const std::string& path) {
+  return is_safetensors(path) ? read_exported_model(path) : load_checkpoint(path);
+}
+
+nlohmann::json read_model_meta(const std::string& path) {
+  return is_safetensors(path) ? read_exported_model(path).meta : read_checkpoint_header(path).meta;
 }
 
 static std::string vocab_path(const std::string& dir, const char* side) {
@@ -70,13 +82,25 @@ static std::string vocab_path(const std::string& dir, const char* side) {
   if (fs::exists(own)) return own.string();
   throw input_error(dir, 0, std::string("no SentencePiece model (spm.model or spm.") + side + ".model)");
 }
+std::vector<std::string> copy_model_files(const std::string& from, const std::string& to) {
+  std::vector<std::string> copied;
+  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab",
+                        "pairs.tsv"}) {
+    const auto src = fs::path(from) / f;
+    if (!fs::exists(src)) continue;
+    fs::copy_file(src, fs::path(to) / f, fs::copy_options::overwrite_existing);
+    copied.push_back(f);
+  }
+  return copied;
+}
+
 std::string source_vocab_path(const std::string& dir) { return vocab_path(dir, "src"); }
 std::string target_vocab_path(const std::string& dir) { return vocab_path(dir, "tgt"); }
 
 LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name, const std::string& device) {
   LoadedModel m;
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
-  auto ckpt = load_checkpoint(m.checkpoint);
+  auto ckpt = read_model_file(m.checkpoint);
   m.config = checkpoint_config(ckpt.meta, m.checkpoint);
   // Checkpoints from before the record have none; they load as they always did.
   if (ckpt.meta.contains("vocab") && ckpt.meta.at("vocab").is_object())

@@ -2,8 +2,10 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
+#include "store/checkpoint.h"
 #include "model/transformer.h"
 #include "text/vocab.h"
 
@@ -29,8 +31,14 @@ void fill_vocab_sizes(Config& cfg);
 // names words, and the vocabularies turn them into ids.
 std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir = "");
 
-// The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last.
+// The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last,
+// else an exported model.safetensors (store/model_export.h).
 std::string pick_checkpoint(const std::string& dir, const std::string& name);
+
+// A model file as a checkpoint: yoke's .ykp (store/checkpoint.h) or an exported .safetensors.
+Checkpoint read_model_file(const std::string& path);
+// Its meta alone (a .ykp's header is read without its tensors).
+nlohmann::json read_model_meta(const std::string& path);
 
 // device: cpu, cuda or auto (see compat::device_from_name). When the checkpoint records the
 // vocabularies' checksums (text/vocab_files.h), a vocabulary file of `dir` that differs is an
@@ -41,6 +49,10 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
 // `yoke translate`, say).
 LoadedModel load_model_for(Task task, const std::string& dir, const std::string& checkpoint_name = "",
                            const std::string& device = "cpu");
+
+// Copies the files a model directory carries beside its weights (the vocabularies, and the pair
+// file of tie = shared-private) from `from` into `to`; returns the names of those it found.
+std::vector<std::string> copy_model_files(const std::string& from, const std::string& to);
 
 // Vocabulary files of a model or data directory: spm.model, or spm.src.model + spm.tgt.model.
 std::string source_vocab_path(const std::string& dir);

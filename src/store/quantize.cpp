@@ -35,13 +35,7 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
   }
 
   fs::create_directories(out);
-  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab",
-                        "pairs.tsv"}) {
-    const auto src = fs::path(dir) / f;
-    if (!fs::exists(src)) continue;
-    fs::copy_file(src, fs::path(out) / f, fs::copy_options::overwrite_existing);
-    r.files.push_back(f);
-  }
+  r.files = copy_model_files(dir, out);
   r.to = (fs::path(out) / "checkpoint_best.ykp").string();
   save_checkpoint(r.to, ck);
   return r;

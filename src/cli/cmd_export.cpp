@@ -1,0 +1,55 @@
+// `yoke export` and `yoke import`: a model directory to safetensors with its config and
+// vocabularies, and back (store/model_export.h; docs/export.md has the layout).
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "store/model_export.h"
+
+namespace yoke::cli {
+
+namespace {
+void report(const char* verb, const ExportResult& r) {
+  std::cerr << verb << " " << r.tensors << " tensors (" << r.values << " values): " << r.from << " -> " << r.to;
+  if (!r.files.empty()) std::cerr << " (+ ";
+  for (size_t i = 0; i < r.files.size(); ++i) std::cerr << (i ? ", " : "") << r.files[i];
+  std::cerr << (r.files.empty() ? "" : ")") << std::endl;
+}
+}  // namespace
+
+int cmd_export(int argc, char** argv) {
+  Command cmd("export",
+              "Writes a trained model for other toolkits: model.safetensors (every parameter once, named as\n"
+              "in docs/export.md; the config, the tying of the word matrices and the vocabularies' checksums\n"
+              "in its metadata), config.json and the SentencePiece models. python/yoke_torch.py loads it into\n"
+              "plain PyTorch; `yoke import`, translate, score-pairs and serve read it back. int8 models are\n"
+              "refused: export the fp32 model they were made from.\n\n"
+              "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende");
+  std::string dir, out, checkpoint, format = "safetensors";
+  cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
+  cmd.add_option("--out", out, "directory for the exported model (created)")->type_name("DIR")->required();
+  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors"}))
+      ->capture_default_str();
+  cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
+      ->type_name("NAME")
+      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  if (!cmd.read(argc, argv)) return 0;
+  report("exported", export_model(dir, out, checkpoint));
+  return 0;
+}
+
+int cmd_import(int argc, char** argv) {
+  Command cmd("import",
+              "Makes a model directory of an exported model (`yoke export`): checkpoint_best.ykp with the\n"
+              "same parameters, bit for bit, and the vocabularies. (translate, score-pairs and serve also read\n"
+              "an exported directory as it is.)\n\n"
+              "example: yoke import --model export/multi30k-ende --out runs/multi30k-ende-again");
+  std::string from, out;
+  cmd.add_option("--model", from, "exported directory, or its model.safetensors")->type_name("PATH")->required();
+  cmd.add_option("--out", out, "model directory to write (created)")->type_name("DIR")->required();
+  if (!cmd.read(argc, argv)) return 0;
+  report("imported", import_model(from, out));
+  return 0;
+}
+
+}  // namespace yoke::cli

@@ -1,0 +1,120 @@
+#include "store/model_export.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "store/checkpoint.h"
+#include "store/int8_model.h"
+#include "store/model_store.h"
+#include "store/safetensors.h"
+#include "text/vocab_files.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+namespace {
+
+constexpr const char* kFormat = "yoke";
+constexpr int kFormatVersion = 1;
+
+// The tensor prefix of the matrix each role reads; tied roles name the same one. Shared-private
+// rows are assembled from the blocks under "embeddings.shared_private" (docs/export.md).
+nlohmann::json tying_of(const Transformer& model) {
+  const WordEmbeddings& emb = *model.embeddings;
+  auto prefix = [&](const WordMatrix* m) -> nlohmann::json {
+    if (!m) return nullptr;  // a language model has no source side
+    for (const auto& child : emb.named_children())
+      if (child.value().get() == static_cast<const torch::nn::Module*>(m)) return "embeddings." + child.key();
+    return "embeddings.shared_private";
+  };
+  return {{"source", prefix(emb.source())}, {"target", prefix(&emb.target())}, {"output", prefix(&emb.output())}};
+}
+
+bool holds_model(const std::string& dir) {
+  return fs::exists(fs::path(dir) / "checkpoint_best.ykp") || fs::exists(fs::path(dir) / "checkpoint_last.ykp") ||
+         fs::exists(fs::path(dir) / kExportedWeights);
+}
+
+}  // namespace
+
+ExportResult export_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name) {
+  ExportResult r;
+  r.from = pick_checkpoint(dir, checkpoint_name);
+  const nlohmann::json meta = read_model_meta(r.from);
+  if (is_int8_meta(meta))
+    throw input_error(r.from, 0, "is an int8 model (`yoke quantize`): its weights are rounded to int8, and other "
+                                 "toolkits would take them for the model's; export the fp32 model it was made from");
+  if (holds_model(out)) throw input_error(out, 0, "already holds a model; give another --out");
+  const LoadedModel m = load_model(dir, checkpoint_name, "cpu");
+  SafeTensors file;
+  file.tensors = module_state(*m.model);
+  const nlohmann::json config = meta.at("config");  // as trained (load_model points `pairs` into dir)
+  file.metadata = {{"format", kFormat},
+                   {"format_version", std::to_string(kFormatVersion)},
+                   {"config", config.dump()},
+                   {"tying", tying_of(*m.model).dump()},
+                   {"vocab", (meta.contains("vocab") ? meta.at("vocab") : vocab_checksums(dir)).dump()},
+                   {"checkpoint", r.from}};
+  if (meta.contains("state") && meta.at("state").is_object() && meta.at("state").contains("update"))
+    file.metadata["update"] = meta.at("state").at("update").dump();
+  for (const auto& [name, t] : file.tensors) r.values += t.numel();
+  r.tensors = file.tensors.size();
+  fs::create_directories(out);
+  r.to = (fs::path(out) / kExportedWeights).string();
+  save_safetensors(r.to, file);
+  write_file_atomically((fs::path(out) / "config.json").string(), config.dump(2) + "\n");
+  r.files = {"config.json"};
+  for (const auto& f : copy_model_files(dir, out)) r.files.push_back(f);
+  return r;
+}
+
+Checkpoint read_exported_model(const std::string& path) {
+  SafeTensors file = load_safetensors(path);
+  const auto& md = file.metadata;
+  if (!md.count("format") || md.at("format") != kFormat || !md.count("config"))
+    throw input_error(path, 0, "holds no yoke model: its metadata lacks \"format\": \"yoke\" and the model's \"config\" "
+                               "(files written by `yoke export` have them; docs/export.md)");
+  Checkpoint c;
+  try {
+    if (md.count("format_version") && std::stoi(md.at("format_version")) > kFormatVersion)
+      throw std::runtime_error("format_version " + md.at("format_version") + " is newer than this build reads (" +
+                               std::to_string(kFormatVersion) + ")");
+    c.meta["config"] = nlohmann::json::parse(md.at("config"));
+    if (md.count("vocab")) c.meta["vocab"] = nlohmann::json::parse(md.at("vocab"));
+  } catch (const std::exception& e) {  // JSON text that does not parse, a version that is no number
+    throw input_error(path, 0, std::string("corrupt yoke metadata: ") + e.what());
+  }
+  c.meta["exported"] = {{"checkpoint", md.count("checkpoint") ? md.at("checkpoint") : ""},
+                        {"update", md.count("update") ? md.at("update") : ""}};
+  for (auto& [name, t] : file.tensors) c.tensors[model_tensor_name(name)] = std::move(t);
+  return c;
+}
+
+ExportResult import_model(const std::string& exported, const std::string& out) {
+  ExportResult r;
+  const bool is_dir = fs::is_directory(exported);
+  r.from = is_dir ? (fs::path(exported) / kExportedWeights).string() : exported;
+  const std::string from_dir = is_dir ? exported : fs::path(exported).parent_path().string();
+  if (!fs::exists(r.from)) throw input_error(r.from, 0, "not found: give an exported directory or its model.safetensors");
+  if (holds_model(out)) throw input_error(out, 0, "already holds a model; give another --out");
+  Checkpoint c = read_exported_model(r.from);
+  c.meta["imported"] = {{"from", r.from}};
+  for (const auto& [name, t] : c.tensors) r.values += t.numel();
+  r.tensors = c.tensors.size();
+  fs::create_directories(out);
+  r.files = copy_model_files(from_dir, out);
+  r.to = (fs::path(out) / "checkpoint_best.ykp").string();
+  save_checkpoint(r.to, c);
+  try {
+    load_model(out);  // shapes, vocabularies, pairs: an error now, not at the first translation
+  } catch (...) {
+    fs::remove(r.to);
+    throw;
+  }
+  return r;
+}
+
+}  // namespace yoke
