@@ -5,14 +5,20 @@
 namespace yoke {
 namespace {
 
-// Keys a resumed run must keep. Dropout rates, input_grad_scale and the optimiser's settings act
-// on training only and may change; early_stop_metric may not, as the recorded best (a BLEU or a
-// loss) would be compared with the other metric.
-const char* const kFixedOnResume[] = {
+// Keys that define the model: its shapes, what its layers compute, its vocabularies. Neither a
+// resumed run nor one that starts from another model's weights (init_from) may change them.
+const char* const kModelKeys[] = {
     "task", "src_vocab_size", "tgt_vocab_size", "joint_vocab", "arch", "encoder_layers", "decoder_layers",
     "d_model", "heads", "ffn_dim", "norm", "positions", "max_positions", "encoder_kernels", "decoder_kernels",
     "conv_glu", "conv_weight_softmax", "tie", "output", "embed_scale", "factored_rank", "cross_layer",
-    "lambda_lm", "lambda_wf", "lambda_ur", "early_stop_metric"};
+    "lambda_lm", "lambda_wf", "lambda_ur"};
+
+// A resumed run keeps those and early_stop_metric, as the recorded best (a BLEU or a loss) would
+// be compared with the other metric. Dropout rates, input_grad_scale and the optimiser's
+// settings act on training only and may change.
+bool fixed_on_resume(const std::string& key) {
+  return key == "early_stop_metric" || defines_model(key);
+}
 
 // As a config file writes the value; an empty text as "", so that the arrow has two sides.
 std::string text(const nlohmann::json& v) {
@@ -22,10 +28,14 @@ std::string text(const nlohmann::json& v) {
 
 }  // namespace
 
+bool defines_model(const std::string& key) {
+  return std::find(std::begin(kModelKeys), std::end(kModelKeys), key) != std::end(kModelKeys);
+}
+
 bool may_change_on_resume(const std::string& key) {
   const auto& keys = config_keys();
   if (std::none_of(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; })) return false;
-  return std::find(std::begin(kFixedOnResume), std::end(kFixedOnResume), key) == std::end(kFixedOnResume);
+  return !fixed_on_resume(key);
 }
 
 std::vector<ConfigChange> config_changes(const Config& before, const Config& after) {

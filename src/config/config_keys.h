@@ -9,6 +9,9 @@
   KEY(task, Task, Task::translate, "", "translate: encoder-decoder on parallel text; lm: decoder-only language model") \
   KEY(data, std::string, "", "", "data directory written by `yoke prepare`")                                        \
   KEY(save_dir, std::string, "runs/model", "", "where checkpoints, metrics.jsonl and the vocabularies go")           \
+  KEY(init_from, std::string, "", "",                                                                               \
+      "a trained model directory (or one of its .ykp files) whose weights start this run (fine-tuning): new "      \
+      "optimizer state and schedule; same model keys and vocabularies; ignored once save_dir can resume")          \
   KEY(src_vocab_size, int, 0, "", "source vocabulary size; 0 = taken from the data (`yoke params` needs it set)")   \
   KEY(tgt_vocab_size, int, 0, "", "target vocabulary size; 0 = taken from the data")                                \
   KEY(joint_vocab, bool, false, "", "one vocabulary for both languages (taken from the data when data is set)")     \

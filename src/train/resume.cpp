@@ -9,6 +9,7 @@
 #include "config/config_diff.h"
 #include "model/transformer.h"
 #include "store/checkpoint.h"
+#include "store/int8_model.h"
 #include "store/model_store.h"
 #include "text/vocab_files.h"
 #include "train/flat_adam.h"
@@ -126,6 +127,67 @@ void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
   copy_file_atomically(from.string(), best.string());
   log << "repaired " << best.string() << ": it " << was << ", but the best validation was at update "
        << st.best_update << "; copied " << from.filename().string() << std::endl;
+}
+
+nlohmann::json InitSource::to_json() const {
+  nlohmann::json j = {{"checkpoint", checkpoint}, {"data", data}};
+  j["update"] = update >= 0 ? nlohmann::json(update) : nlohmann::json();
+  return j;
+}
+
+std::optional<InitSource> check_init_from(const Config& cfg, const nlohmann::json& data_vocab) {
+  if (cfg.init_from.empty()) return std::nullopt;
+  const fs::path given(cfg.init_from);
+  if (!fs::exists(given)) throw input_error(cfg.init_from, 0, "init_from: no such model directory or checkpoint");
+  // A directory gives its best checkpoint (else its last); a file is taken as it is.
+  const bool is_dir = fs::is_directory(given);
+  const fs::path model_dir = is_dir ? given : given.parent_path();
+  InitSource src;
+  src.checkpoint = is_dir ? pick_checkpoint(given.string(), "") : given.string();
+  std::error_code ec;
+  if (fs::equivalent(model_dir, cfg.save_dir, ec))
+    throw input_error(cfg.init_from, 0, "init_from names this run's own save_dir; a fine-tuned model is written to "
+                                        "a save_dir of its own (a run continues itself by resuming, without init_from)");
+  const nlohmann::json meta = read_model_meta(src.checkpoint);  // a .ykp, or an exported .safetensors
+  if (is_int8_meta(meta))
+    throw input_error(src.checkpoint, 0, "init_from: is an int8 model (`yoke quantize`): its weights are rounded to "
+                                         "int8 and cannot be trained further; start from the fp32 model it was made from");
+  // First the data's vocabularies against those the model was trained with (recorded, or the
+  // copies beside an older checkpoint): the same ids must mean the same subwords. Before the
+  // config, whose vocabulary sizes would otherwise show a changed vocabulary as changed keys.
+  const bool recorded = meta.contains("vocab") && meta.at("vocab").is_object();
+  const nlohmann::json trained_with = recorded ? meta.at("vocab") : vocab_checksums(model_dir.string());
+  if (const auto d = vocab_difference(trained_with, data_vocab))
+    throw input_error((fs::path(cfg.data) / d->file).string(), 0,
+                      "is not the vocabulary of the model init_from starts from, " + (model_dir / d->file).string() +
+                          " (" + d->detail + "): fine-tuning needs data prepared with the model's vocabulary");
+  const Config trained = checkpoint_config(meta, src.checkpoint);
+  std::vector<ConfigChange> model_changes;
+  for (auto& c : config_changes(trained, cfg))
+    if (defines_model(c.key)) model_changes.push_back(c);
+  if (!model_changes.empty())
+    throw input_error(src.checkpoint, 0, "init_from: this run's config differs from the model's in keys that define "
+                                         "the model: " + describe_changes(model_changes) +
+                                         "; set them as the model has them (its config.json or `yoke train --help`)");
+  if (cfg.tie == Tie::shared_private) {
+    const auto copy = model_dir / "pairs.tsv";
+    if (!fs::exists(cfg.pairs) || !fs::exists(copy) || file_crc32(cfg.pairs) != file_crc32(copy.string()))
+      throw input_error(cfg.pairs, 0, "differs from " + copy.string() + ", the pair file of the model init_from "
+                                      "starts from: its shared-private rows are laid out by those pairs; set pairs = " +
+                                      copy.string());
+  }
+  if (meta.contains("state") && meta.at("state").is_object())
+    src.update = meta.at("state").value("update", int64_t(-1));
+  src.data = trained.data;
+  return src;
+}
+
+void load_init_weights(const InitSource& from, Transformer& model, std::ostream& log) {
+  const auto c = read_model_file(from.checkpoint);
+  load_module_state(model, model_weights(c), from.checkpoint);
+  log << "init_from: starting from the weights of " << from.checkpoint;
+  if (from.update >= 0) log << " (update " << from.update << (from.data.empty() ? "" : " on " + from.data) << ")";
+  log << "; new optimizer state and learning-rate schedule" << std::endl;
 }
 
 }  // namespace yoke

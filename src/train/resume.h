@@ -1,8 +1,11 @@
-// Exact resumption from save_dir/checkpoint_last.ykp: what a resume refuses, what it loads,
-// and the repair of a checkpoint_best that a kill left behind.
+// Where a run starts: exact resumption from save_dir/checkpoint_last.ykp (what a resume refuses,
+// what it loads, and the repair of a checkpoint_best that a kill left behind), or the weights of
+// another trained model (init_from: fine-tuning, with a new optimizer state and schedule).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -27,5 +30,26 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
 // checkpoint_best must hold the update the trainer state records as best: a kill between
 // writing checkpoint_last and copying it to checkpoint_best leaves the older one behind.
 void repair_best(const Config& cfg, const LoopState& st, std::ostream& log);
+
+// The model a run starts from (init_from): the checkpoint file, and the update and data it was
+// trained to, for the log and metrics.jsonl.
+struct InitSource {
+  std::string checkpoint;
+  int64_t update = -1;  // -1: not recorded (an averaged or imported checkpoint)
+  std::string data;     // the data directory it was trained on, as its config says
+  nlohmann::json to_json() const;
+};
+
+// Before anything is written, for a run that does not resume: nullopt without init_from; else
+// the checkpoint to start from (init_from names a model directory, whose checkpoint_best.ykp or
+// else checkpoint_last.ykp is taken, or a .ykp file). An InputError when it cannot start this run:
+// an int8 model, a key that defines the model (heads, tie, output, ...) set otherwise, other
+// vocabularies than the data's (vocab_checksums; both files named), another pair file, or
+// init_from naming save_dir itself.
+std::optional<InitSource> check_init_from(const Config& cfg, const nlohmann::json& vocab_checksums);
+
+// Copies the weights of `from` into the model (the optimizer's moments and the schedule start
+// afresh) and says so in the log.
+void load_init_weights(const InitSource& from, Transformer& model, std::ostream& log);
 
 }  // namespace yoke

@@ -85,9 +85,11 @@ void TrainLog::summary(int64_t params, const EmbeddingCount& counts, size_t trai
   }
 }
 
-void TrainLog::start(int64_t params, const EmbeddingCount& counts, bool resumed, int64_t update) {
+void TrainLog::start(int64_t params, const EmbeddingCount& counts, bool resumed, int64_t update,
+                     const nlohmann::json& init_from) {
   record({{"type", "start"}, {"params", params}, {"emb", counts.emb}, {"red", counts.red()}, {"resumed", resumed},
-          {"update", update}, {"world_size", group_ ? group_->size() : 1}, {"config", cfg_.to_json()}});
+          {"update", update}, {"world_size", group_ ? group_->size() : 1}, {"init_from", init_from},
+          {"config", cfg_.to_json()}});
 }
 
 void TrainLog::begin(const LoopState& st, const RunClock& clock, double total_updates) {

@@ -37,7 +37,8 @@ class TrainLog {
   // The lines that open the log: the model's size and sharing, the device, the ranks.
   void summary(int64_t params, const EmbeddingCount& counts, size_t train_size, const std::string& unit,
                size_t gradient_buckets);
-  void start(int64_t params, const EmbeddingCount& counts, bool resumed, int64_t update);
+  // The "start" record; init_from: where a fine-tuning run's weights came from (null otherwise).
+  void start(int64_t params, const EmbeddingCount& counts, bool resumed, int64_t update, const nlohmann::json& init_from);
 
   // Training begins at state st: starts the progress bar (rank 0) towards total_updates (0 = unknown).
   void begin(const LoopState& st, const RunClock& clock, double total_updates);

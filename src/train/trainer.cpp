@@ -184,9 +184,11 @@ TrainResult Trainer::run() {
   }
   device_ = compat::device_from_name(name_of(cfg_.device));
   if (device_.is_cuda()) compat::allow_tf32();
+  std::optional<InitSource> init_source;  // init_from, for a run that does not resume
   if (writer()) {
     vocab_checksums_ = vocab_checksums(cfg_.data);
     check_resume(cfg_, vocab_checksums_, log_);
+    if (!fs::exists(fs::path(cfg_.save_dir) / "checkpoint_last.ykp")) init_source = check_init_from(cfg_, vocab_checksums_);
   }
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
@@ -213,10 +215,11 @@ TrainResult Trainer::run() {
   std::optional<LoopState> resumed_at;
   if (writer()) resumed_at = resume(cfg_, world(), *model_, *opt_, log_);
   if (resumed_at) st_ = *resumed_at;
+  else if (init_source) load_init_weights(*init_source, *model_, log_);  // rank 0's weights go to every rank below
   const bool resumed = share_start(group_.get(), *opt_, st_, resumed_at.has_value());
   if (resumed && writer()) repair_best(cfg_, st_, log_);
   if (writer()) report_->open_metrics((fs::path(cfg_.save_dir) / "metrics.jsonl").string(), resumed ? st_.update : -1);
-  report_->start(total, counts, resumed, st_.update);
+  report_->start(total, counts, resumed, st_.update, init_source ? init_source->to_json() : nlohmann::json());
 
   TrainStep step(cfg_, *model_, *opt_, device_, group_.get(), sync_.get());
   const RunClock clock(st_.elapsed_s);
