@@ -2,8 +2,8 @@
 // folders earlier in kLayers, so there is no cycle between folders. Decoding and language-model
 // code stand beside training, not on it: neither includes train/ (nor store/: they take a model,
 // not a directory), and train/ includes neither (validation decoding is handed to the trainer by
-// its caller). Model storage (store/) sits below training: serve/ and analysis/ read models
-// through it without reaching into train/.
+// its caller). Model storage (store/) sits below training: serve/, analysis/ and python/ (the
+// `import yoke` facade) read models through it without reaching into train/.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,12 +20,13 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",  "eval",   "align",    "batch",
                                           "embed", "model",  "loss",   "decode", "lm",    "store",    "train",
-                                          "report", "analysis", "experiment", "serve", "cli", "spm"};
+                                          "report", "analysis", "experiment", "serve", "cli", "python",
+                                          "spm"};
 // Reading a model is store/'s business: only what runs training (experiment/, cli/) includes train/.
 const std::set<std::pair<std::string, std::string>> kForbidden = {
     {"decode", "train"}, {"lm", "train"},         {"train", "decode"}, {"train", "lm"},     {"decode", "lm"},
     {"lm", "decode"},    {"decode", "store"},     {"lm", "store"},     {"report", "train"}, {"analysis", "train"},
-    {"serve", "train"}};
+    {"serve", "train"},  {"python", "train"}};
 
 TEST(Layout, IncludesRunDownTheStagesOnly) {
   const fs::path src = fs::path(YOKE_SOURCE_DIR) / "src";

@@ -1,0 +1,55 @@
+"""yoke from Python: load a trained model directory, translate, score pairs, generate, read the
+word matrices.
+
+    import yoke
+    model = yoke.load("runs/multi30k-ende")
+    print(model.translate(["A man is sleeping."]))
+
+Built by yoke's CMake build when pybind11 is present (Debian: pybind11-dev, python3-dev); the
+package is build/python/yoke (PYTHONPATH=build/python). Word matrices are torch tensors when
+torch is importable (Debian: python3-torch), else numpy arrays.
+"""
+import json
+
+from ._yoke import Hypothesis, InputError, PairScore  # noqa: F401
+from ._yoke import Model as _Model
+
+__all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError"]
+
+
+class Model(_Model):
+    """A trained yoke model (`yoke train`'s save_dir, an int8 or an exported directory)."""
+
+    @property
+    def config(self):
+        return json.loads(self.config_json)
+
+    def translate(self, sentences, beam=5, nbest=0, scores=False, lenpen=1.0, max_len_a=1.2, max_len_b=10):
+        """Translations of `sentences` (a list of str, or one str). By default a list of str;
+        scores=True: (text, score) pairs; nbest=N: per sentence a list of up to N Hypothesis
+        (text, score, log_prob), best first. score = log p / (subwords + 1)^lenpen, as yoke translate."""
+        one = isinstance(sentences, str)
+        lists = self.translate_nbest([sentences] if one else list(sentences), beam=beam, nbest=max(1, nbest),
+                                     lenpen=lenpen, max_len_a=max_len_a, max_len_b=max_len_b)
+        if nbest > 0:
+            out = lists
+        elif scores:
+            out = [(l[0].text, l[0].score) if l else ("", float("-inf")) for l in lists]
+        else:
+            out = [l[0].text if l else "" for l in lists]
+        return out[0] if one else out
+
+    def embeddings(self):
+        """{"source", "target", "output"}: the [V, d] matrix each role reads (copies; a language
+        model has no "source"). torch tensors when torch is importable, else numpy arrays."""
+        arrays = self.word_matrices_numpy()
+        try:
+            import torch
+        except ImportError:
+            return arrays
+        return {k: torch.from_numpy(v) for k, v in arrays.items()}
+
+
+def load(path, checkpoint="", device="cpu"):
+    """A model directory: checkpoint_best.ykp (else checkpoint_last.ykp, else model.safetensors)."""
+    return Model(path, checkpoint, device)

@@ -1,0 +1,92 @@
+#include "python/model_facade.h"
+
+#include <algorithm>
+
+#include "decode/force_decode.h"
+#include "decode/text_io.h"
+#include "decode/translator.h"
+#include "lm/generate.h"
+#include "lm/prompt.h"
+#include "store/model_store.h"
+#include "util/error.h"
+
+namespace yoke::python {
+
+struct Model::Loaded {
+  LoadedModel m;
+};
+
+Model::Model(const std::string& dir, const std::string& checkpoint, const std::string& device)
+    : m_(std::make_unique<Loaded>(Loaded{load_model(dir, checkpoint, device)})) {}
+Model::~Model() = default;
+
+std::string Model::task() const { return name_of(m_->m.config.task); }
+std::string Model::config_json() const { return m_->m.config.to_json().dump(); }
+std::string Model::checkpoint() const { return m_->m.checkpoint; }
+
+std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std::string>& lines, const SearchSettings& s) {
+  auto& m = m_->m;
+  if (m.config.task != Task::translate) throw InputError("translate needs a translation model; this is a language model");
+  if (s.nbest < 1 || s.nbest > std::max(1, s.beam))
+    throw InputError("nbest must be between 1 and the beam (" + std::to_string(s.beam) + ")");
+  SearchOptions so;
+  so.beam = s.beam;
+  so.lenpen = s.lenpen;
+  so.max_len_a = s.max_len_a;
+  so.max_len_b = s.max_len_b;
+  const auto lists = translate_ids_nbest(*m.model, encode_sources(*m.model, m.src_vocab, lines), so, s.nbest,
+                                         default_batch_tokens(*m.model));
+  std::vector<std::vector<TextHypothesis>> out;
+  for (const auto& list : lists) {
+    const auto texts = as_text(m.tgt_vocab, list);
+    out.emplace_back();
+    for (size_t i = 0; i < list.size(); ++i) out.back().push_back({texts[i].text, list[i].score, list[i].log_prob});
+  }
+  return out;
+}
+
+std::vector<PairScore> Model::score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
+                                    double lenpen) {
+  auto& m = m_->m;
+  if (m.config.task != Task::translate) throw InputError("score needs a translation model; this is a language model");
+  if (sources.size() != targets.size())
+    throw InputError("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) + " targets");
+  std::vector<std::vector<int>> tgt;
+  for (const auto& t : targets) tgt.push_back(m.tgt_vocab.encode(t));
+  const auto scored = force_decode(*m.model, encode_sources(*m.model, m.src_vocab, sources), tgt, lenpen,
+                                   default_batch_tokens(*m.model));
+  std::vector<PairScore> out;
+  for (const auto& s : scored) out.push_back({s.token_log_probs, s.log_prob, s.score});
+  return out;
+}
+
+std::string Model::generate(const std::string& prompt, const SamplingSettings& s) {
+  auto& m = m_->m;
+  if (m.config.task != Task::lm) throw InputError("generate needs a language model (task = lm)");
+  SamplingOptions o;
+  o.max_tokens = s.max_tokens;
+  o.temperature = s.temperature;
+  o.top_k = s.top_k;
+  o.top_p = s.top_p;
+  o.seed = s.seed;
+  const Prompt start = make_prompt(m.tgt_vocab, m.config.lm_block > 0, m.model->spec().max_positions, prompt);
+  return prompt_and_continuation(m.tgt_vocab, start, generate_tokens(*m.model, start.context, o));
+}
+
+std::map<std::string, Matrix> Model::word_matrices() const {
+  at::NoGradGuard no_grad;
+  const WordEmbeddings& e = *m_->m.model->embeddings;
+  std::map<std::string, Matrix> out;
+  auto put = [&](const char* role, const WordMatrix* w) {
+    if (!w) return;
+    const auto t = w->full().detach().to(at::kCPU, at::kFloat).contiguous();
+    Matrix mat{std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel()), t.size(0), t.size(1)};
+    out[role] = std::move(mat);
+  };
+  put("source", e.source());
+  put("target", &e.target());
+  put("output", &e.output());
+  return out;
+}
+
+}  // namespace yoke::python

@@ -1,0 +1,71 @@
+// What `import yoke` offers, in plain C++ types: a trained model loaded once, translation (beam,
+// n-best, scores), scores of given pairs, generation from a language model, and the word
+// matrices for analysis. The pybind11 module (src/python/yoke_module.cpp) wraps this header only:
+// it holds no LibTorch type, so the module compiles without LibTorch's or Python's tensor headers.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace yoke::python {
+
+struct TextHypothesis {
+  std::string text;
+  double score = 0;     // log_prob / (subwords + 1)^lenpen: what the beam ranks by
+  double log_prob = 0;  // log p(translation + eos | source)
+};
+
+struct PairScore {
+  std::vector<float> token_log_probs;  // one per target subword, then eos
+  double log_prob = 0, score = 0;
+};
+
+struct Matrix {  // row-major [rows, cols]
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+};
+
+struct SearchSettings {
+  int beam = 5, nbest = 1;
+  double lenpen = 1.0, max_len_a = 1.2;
+  int max_len_b = 10;
+};
+
+struct SamplingSettings {
+  int max_tokens = 50;
+  double temperature = 1.0, top_p = 1.0;
+  int top_k = 0;
+  uint64_t seed = 1;
+};
+
+class Model {
+ public:
+  // A model directory (`yoke train`'s save_dir, an int8 or an exported one); device cpu or cuda.
+  explicit Model(const std::string& dir, const std::string& checkpoint = "", const std::string& device = "cpu");
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  std::string task() const;         // "translate" or "lm"
+  std::string config_json() const;  // every config key
+  std::string checkpoint() const;   // the file the weights came from
+
+  // Up to settings.nbest hypotheses per line, best first.
+  std::vector<std::vector<TextHypothesis>> translate(const std::vector<std::string>& lines, const SearchSettings& s);
+  // log p(target | source) of given pairs (forced decoding), as `yoke score-pairs`.
+  std::vector<PairScore> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
+                               double lenpen);
+  // A language model's continuation of `prompt` (prompt included), as `yoke generate`.
+  std::string generate(const std::string& prompt, const SamplingSettings& s);
+  // The word matrices as each role reads them ([V, d], materialised; tied roles hold the same
+  // values): "source" (translation models), "target", "output".
+  std::map<std::string, Matrix> word_matrices() const;
+
+ private:
+  struct Loaded;
+  std::unique_ptr<Loaded> m_;
+};
+
+}  // namespace yoke::python

@@ -1,0 +1,70 @@
+// The compiled part of `import yoke` (python/yoke/__init__.py wraps it): a thin pybind11 facade
+// over python/model_facade.h. Word matrices come out as numpy arrays (copied), so that this file
+// needs neither LibTorch's nor torch's Python headers (torch/extension.h alone would add
+// minutes to the build); the package turns them into torch tensors when torch is there.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "python/model_facade.h"
+#include "util/error.h"
+
+namespace py = pybind11;
+using namespace yoke::python;
+
+PYBIND11_MODULE(_yoke, mod) {
+  mod.doc() = "yoke models from Python: translate, score, generate, read word matrices";
+  py::register_exception<yoke::InputError>(mod, "InputError", PyExc_ValueError);
+
+  py::class_<TextHypothesis>(mod, "Hypothesis")
+      .def_readonly("text", &TextHypothesis::text)
+      .def_readonly("score", &TextHypothesis::score)
+      .def_readonly("log_prob", &TextHypothesis::log_prob)
+      .def("__repr__", [](const TextHypothesis& h) {
+        return "Hypothesis(text=" + py::repr(py::str(h.text)).cast<std::string>() + ", score=" + std::to_string(h.score) + ")";
+      });
+  py::class_<PairScore>(mod, "PairScore")
+      .def_readonly("token_log_probs", &PairScore::token_log_probs)
+      .def_readonly("log_prob", &PairScore::log_prob)
+      .def_readonly("score", &PairScore::score);
+
+  py::class_<Model>(mod, "Model")
+      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("dir"),
+           py::arg("checkpoint") = "", py::arg("device") = "cpu")
+      .def_property_readonly("task", &Model::task)
+      .def_property_readonly("config_json", &Model::config_json)
+      .def_property_readonly("checkpoint", &Model::checkpoint)
+      .def(
+          "translate_nbest",
+          [](Model& m, const std::vector<std::string>& lines, int beam, int nbest, double lenpen, double a, int b) {
+            py::gil_scoped_release free;  // decoding runs on LibTorch's threads
+            return m.translate(lines, {beam, nbest, lenpen, a, b});
+          },
+          py::arg("sentences"), py::arg("beam") = 5, py::arg("nbest") = 1, py::arg("lenpen") = 1.0,
+          py::arg("max_len_a") = 1.2, py::arg("max_len_b") = 10)
+      .def(
+          "score",
+          [](Model& m, const std::vector<std::string>& src, const std::vector<std::string>& tgt, double lenpen) {
+            py::gil_scoped_release free;
+            return m.score(src, tgt, lenpen);
+          },
+          py::arg("sources"), py::arg("targets"), py::arg("lenpen") = 0.0)
+      .def(
+          "generate",
+          [](Model& m, const std::string& prompt, int max_tokens, double temperature, int top_k, double top_p,
+             uint64_t seed) {
+            py::gil_scoped_release free;
+            return m.generate(prompt, {max_tokens, temperature, top_p, top_k, seed});
+          },
+          py::arg("prompt"), py::arg("max_tokens") = 50, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
+          py::arg("top_p") = 1.0, py::arg("seed") = 1)
+      .def("word_matrices_numpy", [](const Model& m) {
+        py::dict out;
+        for (auto& [role, w] : m.word_matrices()) {
+          py::array_t<float> a({w.rows, w.cols});
+          std::copy(w.values.begin(), w.values.end(), a.mutable_data());
+          out[py::str(role)] = a;
+        }
+        return out;
+      });
+}
