@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -198,27 +197,6 @@ TokenizedCorpus load_binarized(const std::string& path) {
   if (r.left() != 0)
     r.corrupt(std::to_string(r.left()) + " unexpected bytes after the data (corrupt file)");
   return c;
-}
-
-CorpusLengths read_binarized_lengths(const std::string& path) {
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw input_error(path, 0, "cannot open: " + ec.message());
-  FileHandle f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw input_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  Reader r(path, f.get(), size);
-  if (size < kHeaderBytes) r.corrupt("truncated file (" + std::to_string(size) + " bytes)");
-  read_header(r);
-  const auto n_pairs = r.value<uint64_t>();
-  const auto n_src = r.value<uint64_t>();
-  const auto n_tgt = r.value<uint64_t>();
-  CorpusLengths out;
-  for (auto [n_tokens, side, lengths] : {std::tuple{n_src, "source", &out.src}, std::tuple{n_tgt, "target", &out.tgt}}) {
-    const std::vector<uint64_t> offsets = read_offsets(r, n_pairs, n_tokens, side);
-    lengths->resize(n_pairs);
-    for (size_t i = 0; i < n_pairs; ++i) (*lengths)[i] = uint32_t(offsets[i + 1] - offsets[i]);
-  }
-  return out;
 }
 
 void check_token_ids(const TokenizedCorpus& corpus, int64_t src_vocab_size, int64_t tgt_vocab_size,

@@ -30,14 +30,6 @@ void save_binarized(const std::string& path, const TokenizedCorpus& corpus);
 // truncated or inconsistent.
 TokenizedCorpus load_binarized(const std::string& path);
 
-// Source and target lengths (tokens, without bos/eos) of the pairs of a binarized file, read
-// from its header and offsets alone (no tokens, no checksum: load_binarized checks those when
-// the file is loaded): what batching a corpus of many shards needs to plan an epoch.
-struct CorpusLengths {
-  std::vector<uint32_t> src, tgt;
-};
-CorpusLengths read_binarized_lengths(const std::string& path);
-
 // Throws InputError naming `path` when a token id is outside its vocabulary: data prepared with
 // another vocabulary would otherwise fail deep inside training with no file named.
 void check_token_ids(const TokenizedCorpus& corpus, int64_t src_vocab_size, int64_t tgt_vocab_size,

@@ -1,6 +1,6 @@
 // A training corpus in several binarized files (shards), so that neither `yoke prepare` nor
 // training ever holds a corpus larger than memory: prepare writes one shard at a time, training
-// reads one shard at a time (train/shard_batches.h).
+// reads one shard at a time (train/training_data.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
