@@ -84,6 +84,7 @@ def main():
             assert int(index) == i and h.text == text, (i, h, index, text)
             assert abs(h.score - float(score)) < 1e-4, (h.score, score)  # the command prints 4 decimals
         text, score = model.translate(sentences, beam=3, scores=True)[0]
+        # The same beam search in the same process on the same batch: the same score bit for bit.
         assert text == nbest[0][0].text and score == nbest[0][0].score
         # Scores of given pairs: `yoke score-pairs`'s (the text is segmented anew, so these are
         # not the beam's scores of its own subwords).
