@@ -59,6 +59,16 @@ inline std::vector<std::string> tiny_train_args(const fs::path& save_dir, int ma
 
 // Runs to the end; returns the exit code (128 + signal when killed).
 inline int run(const std::vector<std::string>& args, const fs::path& log);
+inline std::string slurp(const fs::path& p);
+
+// `yoke train` with args(work_dir()/NAME), which must succeed (its log: work_dir()/NAME.log); the
+// model directory. Tests keep it in a function-local static: one training per process.
+template <typename Args>
+fs::path train_into(const std::string& name, Args args) {
+  const fs::path dir = work_dir() / name, log = work_dir() / (name + ".log");
+  EXPECT_EQ(run(args(dir), log), 0) << slurp(log);
+  return dir;
+}
 
 // A tiny translation model trained on data_dir() for 30 updates (a few seconds), made once per
 // process: its outputs are poor but deterministic, enough for decoding, scoring and serving tests.

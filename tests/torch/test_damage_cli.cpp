@@ -28,11 +28,7 @@ std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
 }
 
 const fs::path& trained_model() {
-  static const fs::path dir = [] {
-    const auto d = work_dir() / "damage-model";
-    EXPECT_EQ(run(train_args(d, 20), work_dir() / "damage-model.log"), 0) << slurp(work_dir() / "damage-model.log");
-    return d;
-  }();
+  static const fs::path dir = train_into("damage-model", [](const fs::path& d) { return train_args(d, 20); });
   return dir;
 }
 

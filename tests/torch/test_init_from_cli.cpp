@@ -28,11 +28,7 @@ std::vector<std::string> first_args(const fs::path& save_dir, int max_updates) {
 }
 
 const fs::path& first_model() {
-  static const fs::path dir = [] {
-    const auto d = work_dir() / "init-first";
-    EXPECT_EQ(run(first_args(d, 60), work_dir() / "init-first.log"), 0) << slurp(work_dir() / "init-first.log");
-    return d;
-  }();
+  static const fs::path dir = train_into("init-first", [](const fs::path& d) { return first_args(d, 60); });
   return dir;
 }
 

@@ -26,11 +26,7 @@ std::vector<std::string> train_args(const fs::path& save_dir, int max_updates) {
 
 // 20 updates, validated at 10 and 20, made once per process; tests copy it before changing it.
 const fs::path& trained() {
-  static const fs::path dir = [] {
-    const auto d = work_dir() / "resume-model";
-    EXPECT_EQ(run(train_args(d, 20), work_dir() / "resume-model.log"), 0) << slurp(work_dir() / "resume-model.log");
-    return d;
-  }();
+  static const fs::path dir = train_into("resume-model", [](const fs::path& d) { return train_args(d, 20); });
   return dir;
 }
 
