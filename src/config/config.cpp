@@ -219,6 +219,15 @@ void Config::validate() const {
                      std::to_string(d_model) + ") to save parameters" + from("factored_rank"));
   if (factored_rank > 0 && tie == Tie::shared_private)
     throw InputError("tie = shared-private does not combine with factored_rank" + from("factored_rank"));
+  if (bridging == Bridging::direct) {
+    // Kuang et al. 2018 bridge two separate embeddings; with E_s = E_t (all, src-tgt) the term
+    // would pull a matrix toward itself, and shared-private already ties the paired rows.
+    if (task == Task::lm)
+      throw InputError("bridging = direct needs a source side; a language model (task = lm) has none" + from("bridging"));
+    if (tie != Tie::none && tie != Tie::decoder)
+      throw InputError(std::string("bridging = direct is defined for separate source and target embeddings (tie = none "
+                                   "or decoder), not tie = ") + name_of(tie) + from("bridging"));
+  }
   if (task == Task::lm && lm_block >= max_positions)
     throw InputError("lm_block (" + std::to_string(lm_block) + ") must be below max_positions (" +
                      std::to_string(max_positions) + ")" + from("lm_block"));

@@ -11,7 +11,7 @@ const char* const kModelKeys[] = {
     "task", "src_vocab_size", "tgt_vocab_size", "joint_vocab", "arch", "encoder_layers", "decoder_layers",
     "d_model", "heads", "ffn_dim", "norm", "positions", "max_positions", "encoder_kernels", "decoder_kernels",
     "conv_glu", "conv_weight_softmax", "tie", "output", "embed_scale", "factored_rank", "cross_layer",
-    "lambda_lm", "lambda_wf", "lambda_ur"};
+    "lambda_lm", "lambda_wf", "lambda_ur", "bridging"};
 
 // A resumed run keeps those and early_stop_metric, as the recorded best (a BLEU or a loss) would
 // be compared with the other metric. Dropout rates, input_grad_scale and the optimiser's

@@ -56,6 +56,10 @@
   KEY(lambda_wf, double, 0.7, "", "tie = shared-private: shared share for pairs of the same form (wf)")             \
   KEY(lambda_ur, double, 0.5, "", "tie = shared-private: shared share for pairs by frequency rank (ur)")            \
   KEY(pairs, std::string, "", "", "tie = shared-private: the pair file from `yoke pair`")                           \
+  KEY(bridging, Bridging, Bridging::none, "",                                                                    \
+      "direct: Kuang et al. 2018's direct bridging, an auxiliary loss ‖W·x − y‖² between each target word's "      \
+      "embedding y and the embedding x of the source word its cross-attention weighs most (tie none or decoder)") \
+  KEY(bridging_weight, double, 1.0, "", "bridging = direct: the weight of the auxiliary term in the loss (Kuang et al.: 1)") \
   SECTION("optimisation")                                                                                           \
   KEY(max_tokens, int, 4096, "", "padded tokens per batch (the longer side)")                                       \
   KEY(update_freq, int, 1, "", "batches whose gradients make one update")                                           \

@@ -34,6 +34,10 @@ enum class Positions { sinusoidal, learned };
 // Input embeddings multiplied by √d_model (sqrt) or not ("1").
 enum class EmbedScale { sqrt, one };
 
+// An auxiliary objective that bridges source and target embeddings: none, or Kuang et al.
+// 2018's direct bridging (model/direct_bridge.h).
+enum class Bridging { none, direct };
+
 // What early stopping and checkpoint_best follow.
 enum class EarlyStopMetric { bleu, loss };
 
@@ -63,6 +67,9 @@ template <> struct EnumNames<Positions> {
 };
 template <> struct EnumNames<EmbedScale> {
   static constexpr std::array<const char*, 2> names = {"sqrt", "1"};
+};
+template <> struct EnumNames<Bridging> {
+  static constexpr std::array<const char*, 2> names = {"none", "direct"};
 };
 template <> struct EnumNames<EarlyStopMetric> {
   static constexpr std::array<const char*, 2> names = {"bleu", "loss"};

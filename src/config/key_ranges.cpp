@@ -27,7 +27,7 @@ const std::map<std::string, KeyRange>& ranges() {
       // convolutions
       {"conv_weight_dropout", unit_open()},
       // embeddings (α = 0 cuts the input path off: an experiment, not an error)
-      {"factored_rank", at_least(0)}, {"input_grad_scale", at_least(0)}, {"lambda_lm", closed(0, 1)},
+      {"factored_rank", at_least(0)}, {"input_grad_scale", at_least(0)}, {"bridging_weight", at_least(0)}, {"lambda_lm", closed(0, 1)},
       {"lambda_wf", closed(0, 1)}, {"lambda_ur", closed(0, 1)},
       // optimisation
       {"max_tokens", positive()}, {"update_freq", at_least(1)}, {"lr", positive()}, {"warmup", at_least(0)},

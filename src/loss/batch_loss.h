@@ -1,5 +1,7 @@
 // The training objective of one batch: encode, teacher-forced decode, logits at the real target
-// positions only, label-smoothed cross-entropy. Shared by the trainer, validation and benchmarks.
+// positions only, label-smoothed cross-entropy, and for a model with a direct bridge
+// (model/direct_bridge.h) bridging_weight times its term. Shared by the trainer, validation and
+// benchmarks.
 #pragma once
 #include "batch/batch.h"
 #include "loss/loss.h"
@@ -7,6 +9,6 @@
 
 namespace yoke {
 
-LossSums batch_loss(Transformer& model, const Batch& batch, double label_smoothing);
+LossSums batch_loss(Transformer& model, const Batch& batch, double label_smoothing, double bridging_weight = 1.0);
 
 }  // namespace yoke

@@ -9,6 +9,7 @@ struct LossSums {
   at::Tensor loss;  // summed over tokens (the training objective)
   at::Tensor nll;   // summed negative log-likelihood (for perplexity)
   int64_t tokens = 0;
+  at::Tensor bridge;  // bridging = direct: Σ ‖W·x − y‖² over the tokens (in `loss` times its weight); else undefined
 };
 
 // logits [N, V], target [N]: loss = (1−ε−ε')·nll + ε'·Σ_v −log p_v with ε' = ε/(V−1).

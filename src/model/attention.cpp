@@ -77,7 +77,9 @@ at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues
                                             at::Tensor* weights) {
   auto q = q8_ ? (*q8_)(x) : at::linear(x, q_weight, q_bias);
   if (weights) {
-    // The fused attention kernel does not return its probabilities: computed again, only when asked.
+    // The fused attention kernel does not return its probabilities: computed again, only when asked,
+    // and without gradient (they choose alignments; nothing differentiates through them).
+    at::NoGradGuard no_grad;
     auto scores = at::matmul(split_heads(q), memory.k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(dim_ / heads_)));
     if (mask.defined()) scores.add_(mask);
     auto summed = at::softmax(scores, -1).sum(1);

@@ -22,6 +22,7 @@ ModelSpec ModelSpec::from_config(const Config& c) {
   s.max_positions = c.max_positions;
   s.learned_positions = c.positions == Positions::learned;
   s.cross_layer = c.cross_layer;
+  s.direct_bridge = c.bridging == Bridging::direct;
   // The architecture's seam: what takes self-attention's place in each layer (nothing for the
   // Transformer). A new architecture is a new case here and its block in model/.
   switch (c.arch) {
@@ -83,6 +84,8 @@ Transformer::Transformer(const ModelSpec& m, const EmbeddingSpec& e) : spec_(m) 
     positions_ = register_parameter("positions", at::randn({m.max_positions, m.layer.dim}).mul_(0.02));
   else
     positions_ = register_buffer("positions", sinusoidal_positions(m.max_positions, m.layer.dim));
+  // Last, so that the other parameters draw the same initial values with or without it.
+  if (m.direct_bridge) bridge = register_module("bridge", std::make_shared<DirectBridge>(m.layer.dim));
 }
 
 // The layer weights quantize_int8 covers: attention and feed-forward products, not the
@@ -147,13 +150,14 @@ EncoderOutput Transformer::encode(const at::Tensor& src) {
   return out;
 }
 
-at::Tensor Transformer::decode(const at::Tensor& tgt_in, const EncoderOutput* enc) {
+at::Tensor Transformer::decode(const at::Tensor& tgt_in, const EncoderOutput* enc, at::Tensor* cross_attention) {
   auto x = input_dropout(add_positions(embeddings->embed_target(tgt_in), 0));
   // Padding sits only at the end of a row, so a causal mask alone keeps real positions clean.
   auto self_mask = causal_mask(tgt_in.size(1), x.options());
   for (auto& layer : decoder_) {
     KeyValues memory = enc && layer->has_cross() ? layer->project_memory(enc->memory) : KeyValues{};
-    x = layer->forward(x, self_mask, memory, enc ? enc->mask : at::Tensor());
+    x = layer->forward(x, self_mask, memory, enc ? enc->mask : at::Tensor(), nullptr, nullptr,
+                       enc ? cross_attention : nullptr);
   }
   return final_decoder_norm(x);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "embed/sharing.h"
+#include "model/direct_bridge.h"
 #include "model/layers.h"
 
 namespace yoke {
@@ -21,6 +22,7 @@ struct ModelSpec {
   bool learned_positions = false;
   bool cross_layer = false;    // one set of layer weights reused by every layer of a stack
   bool language_model = false;
+  bool direct_bridge = false;  // bridging = direct: the model holds W (model/direct_bridge.h)
   // Convolutions in place of self-attention (Wu et al. 2019): set when conv is.
   std::optional<ConvBlockSpec> conv;                    // the kernel size in it is unused
   std::vector<int64_t> encoder_kernels, decoder_kernels;  // one per layer
@@ -51,8 +53,10 @@ class Transformer : public torch::nn::Module {
   Transformer(const ModelSpec& model, const EmbeddingSpec& embeddings);
 
   EncoderOutput encode(const at::Tensor& src);  // src [B, S] ids
-  // Teacher-forced decoder: final hidden states [B, T, d] for inputs tgt_in [B, T].
-  at::Tensor decode(const at::Tensor& tgt_in, const EncoderOutput* enc);
+  // Teacher-forced decoder: final hidden states [B, T, d] for inputs tgt_in [B, T]. With
+  // `cross_attention`, sets it to the cross-attention probabilities summed over layers and heads
+  // [B, T, S], without gradient (alignments; direct bridging).
+  at::Tensor decode(const at::Tensor& tgt_in, const EncoderOutput* enc, at::Tensor* cross_attention = nullptr);
   // Incremental decoding: one token per row, returns hidden [N, d].
   DecoderState start(const EncoderOutput* enc);
   at::Tensor step(const at::Tensor& tokens, DecoderState& state);
@@ -69,6 +73,7 @@ class Transformer : public torch::nn::Module {
 
   const ModelSpec& spec() const { return spec_; }
   std::shared_ptr<WordEmbeddings> embeddings;
+  std::shared_ptr<DirectBridge> bridge;  // bridging = direct only; training uses it, decoding does not
 
  private:
   at::Tensor add_positions(const at::Tensor& x, int64_t offset);

@@ -59,6 +59,7 @@ TrainLog::TrainLog(const Config& cfg, std::ostream& log, ProcessGroup* group, co
     : cfg_(cfg), log_(log), group_(group), device_(device) {
   loss_acc_ = at::zeros({}, at::TensorOptions(at::kDouble).device(device));
   nll_acc_ = at::zeros_like(loss_acc_);
+  bridge_acc_ = at::zeros_like(loss_acc_);
 }
 
 TrainLog::~TrainLog() = default;
@@ -74,8 +75,9 @@ void TrainLog::record(const nlohmann::json& j) {
 void TrainLog::summary(int64_t params, const EmbeddingCount& counts, size_t train_size, const std::string& unit,
                        size_t gradient_buckets) {
   log_ << "model: " << params << " parameters | Emb. " << counts.emb << " | Red. " << fixed(100 * counts.red(), 1)
-       << "% | tie " << name_of(cfg_.tie) << " | output " << name_of(cfg_.output) << " | " << train_size << " training "
-       << unit << std::endl;
+       << "% | tie " << name_of(cfg_.tie) << " | output " << name_of(cfg_.output);
+  if (cfg_.bridging == Bridging::direct) log_ << " | bridging direct, weight " << cfg_.bridging_weight;
+  log_ << " | " << train_size << " training " << unit << std::endl;
   if (device_.is_cuda()) log_ << "device: cuda" << (cfg_.amp ? " (bf16 autocast, fp32 weights, TF32)" : " (fp32, TF32)") << std::endl;
   if (group_) {
     const int world = group_->size();
@@ -100,7 +102,9 @@ void TrainLog::begin(const LoopState& st, const RunClock& clock, double total_up
 
 std::string TrainLog::bar_text(const LoopState& st, double rate, double lr) const {
   std::ostringstream s;
-  s << "epoch " << st.epoch << " | loss " << shown_loss_ << " | " << fixed(rate, 0) << " tok/s | lr "
+  s << "epoch " << st.epoch << " | loss " << shown_loss_;
+  if (!shown_bridge_.empty()) s << " | bridge " << shown_bridge_;
+  s << " | " << fixed(rate, 0) << " tok/s | lr "
     << std::scientific << std::setprecision(2) << lr;
   if (cfg_.max_minutes > 0) s << " | " << format_duration(cfg_.max_minutes * 60 - st.elapsed_s) << " left";
   return s.str();
@@ -115,12 +119,14 @@ void TrainLog::after_update(const LoopState& st, const StepResult& s, bool log_l
   for (const auto& l : s.losses) {
     loss_acc_ += l.loss;
     nll_acc_ += l.nll;
+    if (l.bridge.defined()) bridge_acc_ += l.bridge;
     tok_acc_ += l.tokens;
   }
   comm_s_ += s.comm_s;
   const double rate = double(st.tokens - tokens_before_) / std::max(1e-9, st.elapsed_s - elapsed_before_);
   if (log_line) {
-    at::Tensor sums = at::stack({loss_acc_.cpu(), nll_acc_.cpu(), at::scalar_tensor(double(tok_acc_), at::kDouble)});
+    at::Tensor sums = at::stack({loss_acc_.cpu(), nll_acc_.cpu(), at::scalar_tensor(double(tok_acc_), at::kDouble),
+                                 bridge_acc_.cpu()});
     sum_over_ranks(group_, sums);
     const double n = std::max(1.0, sums[2].item<double>());
     const double l = sums[0].item<double>() / n / std::log(2.0);
@@ -129,11 +135,20 @@ void TrainLog::after_update(const LoopState& st, const StepResult& s, bool log_l
                            {"ppl", std::pow(2.0, nl)}, {"lr", s.lr}, {"gnorm", s.gnorm.item<double>()},
                            {"tokens_per_s", rate}, {"elapsed_s", st.elapsed_s}};
     if (group_) line["comm_wait_s"] = comm_s_;
+    if (cfg_.bridging == Bridging::direct) {
+      // The term per target token (a squared distance, not bits) and its weighted share of the loss.
+      const double bridge = sums[3].item<double>() / n;
+      const double share = cfg_.bridging_weight * sums[3].item<double>() / std::max(1e-30, sums[0].item<double>());
+      line["bridge"] = bridge;
+      line["bridge_share"] = share;
+      shown_bridge_ = fixed(bridge, 3) + " (" + fixed(100 * share, 1) + "%)";
+    }
     record(line);
     comm_s_total_ += comm_s_;
     comm_s_ = 0;
     loss_acc_.zero_();
     nll_acc_.zero_();
+    bridge_acc_.zero_();
     tok_acc_ = 0;
     shown_loss_ = fixed(l, 3);
   }

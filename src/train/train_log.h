@@ -63,10 +63,11 @@ class TrainLog {
   double elapsed_before_ = 0;
   int64_t tokens_before_ = 0;
   // Loss sums stay on the device until a log line needs them: no host sync inside the step.
-  at::Tensor loss_acc_, nll_acc_;
+  at::Tensor loss_acc_, nll_acc_, bridge_acc_;  // bridge_acc_: bridging = direct's term, unweighted
   int64_t tok_acc_ = 0;
   double comm_s_ = 0, comm_s_total_ = 0;  // waiting for other ranks, since the last log line / in all
   std::string shown_loss_ = "-";          // until the first log_interval has a measured loss
+  std::string shown_bridge_;              // bridging = direct: "0.123 (4.5%)", its term per token and share
 };
 
 }  // namespace yoke

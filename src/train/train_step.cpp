@@ -14,7 +14,7 @@ namespace yoke {
 
 LossSums forward_loss(Transformer& model, const Batch& b, const at::Device& device, const Config& cfg) {
   compat::Autocast autocast(device, cfg.amp);  // backward runs outside it, as autocast wants
-  return batch_loss(model, b, cfg.label_smoothing);
+  return batch_loss(model, b, cfg.label_smoothing, cfg.bridging_weight);
 }
 
 BatchPrefetch::~BatchPrefetch() {
@@ -67,7 +67,8 @@ StepResult TrainStep::update(LoopState& st, BatchPrefetch& batches, const RunClo
     if (sync_ && k + 1 == mine.size()) sync_->arm();  // the last backward: start all-reduces as it goes
     auto out = forward_loss(model_, b, device_, cfg_);
     out.loss.backward();
-    r.losses.push_back({out.loss.detach(), out.nll.detach(), out.tokens});
+    r.losses.push_back({out.loss.detach(), out.nll.detach(), out.tokens,
+                        out.bridge.defined() ? out.bridge.detach() : at::Tensor()});
     counts.tgt_tokens += out.tokens;
     counts.tokens += b.src_tokens + b.tgt_tokens;
   }
