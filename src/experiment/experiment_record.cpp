@@ -88,6 +88,9 @@ void record_invocation(const Grid& grid, const std::string& grid_path, const std
                               {"alpha", 0.05 / grid.auto_seeds.looks()},
                               {"rounds", nlohmann::json::array()}};
   }
+  // The seed paper's rows are a reading of the paper, not of the runs: a grid that gains them
+  // later (or corrects them) brings them into an existing folder.
+  if (!grid.paper.empty()) record["paper"] = {{"rows", grid.paper}, {"source", grid.paper_source}};
   record["invocations"].push_back(
       {{"command", command}, {"commit", yoke_commit()}, {"machine", machine_description()}, {"started", now_utc()}});
   write_json(path.string(), record);

@@ -65,9 +65,28 @@ void set_grid_key(Grid& g, const std::string& key, const std::string& value, con
         throw InputError(where + ": expect takes VARIANT:EFFECT items (e.g. expect = l2:+0.6), got '" + item + "'");
       g.expected[item.substr(0, colon)] = parse_number<double>(item.substr(colon + 1), where, key);
     }
+  } else if (key == "paper") {
+    // paper = vanilla:98.7M,54.5M,0%,27.62 bridging:98.9M,54.5M,0%,27.79 — the seed's rows as printed.
+    std::istringstream in(value);
+    for (std::string item; in >> item;) {
+      const size_t colon = item.rfind(':');
+      std::vector<std::string> fields;
+      for (size_t start = colon + 1; colon != std::string::npos && start <= item.size();) {
+        const size_t comma = std::min(item.find(',', start), item.size());
+        fields.push_back(item.substr(start, comma - start));
+        start = comma + 1;
+      }
+      if (colon == std::string::npos || colon == 0 || fields.size() < 3 || fields.size() > 4)
+        throw InputError(where + ": paper takes VARIANT:PARAMS,EMB,RED[,SCORE] items (e.g. paper = "
+                         "vanilla:98.7M,54.5M,0%,27.62), got '" + item + "'");
+      g.paper[item.substr(0, colon)] = fields;
+    }
+  } else if (key == "paper_source") {
+    g.paper_source = value;
   } else {
     throw InputError(where + ": unknown [grid] key '" + key +
-                     "' (known: title, config, seeds, baseline, average_last, beam, lenpen, analyze, expect)");
+                     "' (known: title, config, seeds, baseline, average_last, beam, lenpen, analyze, expect, "
+                     "paper, paper_source)");
   }
 }
 
@@ -132,11 +151,13 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
   for (const auto& v : g.variants) found |= v.name == g.baseline;
   if (!found) throw input_error(path, 0, "baseline '" + g.baseline + "' is not one of the variants");
   if (std::set<int>(g.seeds.begin(), g.seeds.end()).size() != g.seeds.size()) throw input_error(path, 0, "a seed is listed twice");
-  for (const auto& [name, effect] : g.expected) {
-    (void)effect;
-    if (std::none_of(g.variants.begin(), g.variants.end(), [&](const GridVariant& v) { return v.name == name; }))
-      throw input_error(path, 0, "expect names '" + name + "', which is not one of the variants");
-  }
+  auto is_variant = [&](const std::string& name) {
+    return std::any_of(g.variants.begin(), g.variants.end(), [&](const GridVariant& v) { return v.name == name; });
+  };
+  for (const auto& [name, effect] : g.expected)
+    if (!is_variant(name)) throw input_error(path, 0, "expect names '" + name + "', which is not one of the variants");
+  for (const auto& [name, row] : g.paper)
+    if (!is_variant(name)) throw input_error(path, 0, "paper names '" + name + "', which is not one of the variants");
   if (g.title.empty()) g.title = path;
   for (const auto& v : g.variants) g.run_config(v, g.seeds.front(), overrides).validate();
   return g;

@@ -11,6 +11,8 @@
 //   lenpen = 1.0
 //   analyze = true                # norms, estimator properties, PCA picture per model
 //   expect = l2:+0.6 cosine:+0.41 # each variant's effect in its seed paper (the report's metric)
+//   paper = dot:98.7M,54.5M,0%,27.62 l2:...   # the seed paper's Params, Emb., Red. and score
+//   paper_source = Table 2, WMT'14 En→De     # where `paper`'s numbers come from
 //
 //   [base]                        # config keys for every variant, over the base config
 //   max_minutes = 20
@@ -53,6 +55,10 @@ struct Grid {
   double lenpen = 1.0;
   bool analyze = true;
   std::map<std::string, double> expected;  // variant -> the seed paper's effect against the baseline
+  // variant -> the seed paper's own row, as printed: Params, Emb., Red. and (optionally) its score;
+  // the report shows them beside yoke's counts.
+  std::map<std::string, std::vector<std::string>> paper;
+  std::string paper_source;
   GridVariant base;         // the [base] section
   std::vector<GridVariant> variants;
 

@@ -231,6 +231,10 @@ ReportInput report_input(const std::string& out_dir) {
   in.baseline = record.at("baseline").get<std::string>();
   in.metric = record.at("metric").get<std::string>();
   in.expected = record.value("expected", std::map<std::string, double>{});
+  if (record.contains("paper")) {
+    in.paper = record["paper"].value("rows", std::map<std::string, std::vector<std::string>>{});
+    in.paper_source = record["paper"].value("source", std::string());
+  }
   in.variant_order = record.at("variants").get<std::vector<std::string>>();
   if (record.contains("sequential")) in.alpha = record["sequential"].at("alpha").get<double>();
   for (const auto& v : in.variant_order) {

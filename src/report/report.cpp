@@ -798,8 +798,35 @@ Table training_table(const json& report) {
   return t;
 }
 
+// yoke's parameter counts beside the seed paper's own row for each variant (grid key `paper`).
+Table paper_table(const json& report, const ReportInput& in) {
+  Table t;
+  if (in.paper.empty()) return t;
+  t.heading = "Beside the seed paper" + (in.paper_source.empty() ? std::string() : " (" + in.paper_source + ")");
+  Column p_params{"paper Params", 0, true, {}}, p_emb{"paper Emb.", 0, true, {}}, p_red{"paper Red.", 0, true, {}},
+      p_score{"paper score", 0, true, {}};
+  bool any_score = false;
+  for (const auto& e : report) {
+    const auto row = in.paper.find(e.value("variant", ""));
+    auto field = [&](size_t i) { return row != in.paper.end() && i < row->second.size() ? Cell{row->second[i], NAN} : Cell(); };
+    p_params.cells.push_back(field(0));
+    p_emb.cells.push_back(field(1));
+    p_red.cells.push_back(field(2));
+    p_score.cells.push_back(field(3));
+    any_score |= row != in.paper.end() && row->second.size() > 3;
+  }
+  t.columns = {variant_column(report), scalar_column(report, "Params", "params", 0, compact),
+               scalar_column(report, "Emb.", "emb", 0, compact), scalar_column(report, "Red.", "red", 0, percent),
+               p_params, p_emb, p_red};
+  if (any_score) t.columns.push_back(p_score);
+  t.legend = "Params, Emb., Red.: this experiment's models, counted; paper: the seed paper's row for the same system, "
+             "as it prints it (its vocabularies and model size, not these).";
+  return t;
+}
+
 std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked) {
   std::vector<Table> tables{main_table(report, in, stacked)};
+  if (Table paper = paper_table(report, in); !paper.columns.empty()) tables.push_back(std::move(paper));
   for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
   Table training = training_table(report);
   if (training.columns.size() > 1) tables.push_back(std::move(training));

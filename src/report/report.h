@@ -38,6 +38,10 @@ struct ReportInput {
   // variant -> the effect the seed paper reports for it, on the report's metric (grid key
   // `expect`); the report prints it beside Δ and gives a verdict against it (report/verdict.h).
   std::map<std::string, double> expected;
+  // variant -> the seed paper's Params, Emb., Red. and score as it prints them (grid key `paper`),
+  // and where they come from: a table puts them beside the counted ones.
+  std::map<std::string, std::vector<std::string>> paper;
+  std::string paper_source;
   // Said under the tables: where the runs and their files come from (experiment.json).
   std::vector<std::string> provenance;
   // The level of the verdicts: 0.05, or 0.05 / looks when seeds were added sequentially

@@ -113,6 +113,18 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   const std::string said = read_json(exported / "report.json")["variants"][1]["tests"]["toy"]["verdict"]["verdict"];
   EXPECT_NE(verdicts.find(": " + said + " \xE2\x80\x94 "), std::string::npos) << verdicts;
 
+  // The seed paper's rows (grid key `paper`, kept in experiment.json) get a table beside the counts.
+  const auto with_paper = work_dir() / "exported-paper";
+  fs::copy(exported, with_paper, fs::copy_options::recursive);
+  auto record = read_json(with_paper / "experiment.json");
+  record["paper"] = {{"rows", {{"dot", {"98.7M", "54.5M", "0%", "27.62"}}}}, {"source", "Table 2"}};
+  std::ofstream(with_paper / "experiment.json") << record.dump(1);
+  ASSERT_EQ(run({YOKE_BINARY, "report", with_paper.string()}, work_dir() / "paper.log"), 0) << slurp(work_dir() / "paper.log");
+  const auto paper_md = slurp(with_paper / "report.md");
+  EXPECT_NE(paper_md.find("## Beside the seed paper (Table 2)"), std::string::npos) << paper_md;
+  EXPECT_NE(paper_md.find("| 98.7M | 54.5M | 0% | 27.62 |"), std::string::npos) << paper_md;
+  EXPECT_EQ(md.find("Beside the seed paper"), std::string::npos) << "a grid without `paper` has no such table";
+
   // Killed after its first run, the experiment resumes without redoing it and ends with the same numbers.
   const auto out2 = work_dir() / "experiment-killed";
   const pid_t pid = spawn(experiment_args(out2), work_dir() / "killed.log");
@@ -248,6 +260,20 @@ TEST(Grid, ExpectNamesEachVariantsEffect) {
   EXPECT_THROW(load_grid(path.string()), InputError);  // no variant z
   std::ofstream(path) << "[grid]\nexpect = b0.6\n[variant b]\ntie = all\n";
   EXPECT_THROW(load_grid(path.string()), InputError);  // no colon
+}
+
+TEST(Grid, PaperRowsAreTheSeedsNumbersAsPrinted) {
+  const auto path = work_dir() / "paper.grid";
+  std::ofstream(path) << "[grid]\npaper = a:98.7M,54.5M,0%,27.62 b:80.4M,36.2M,33.6%\npaper_source = Table 2\n"
+                         "[variant a]\ntie = none\n[variant b]\ntie = decoder\n";
+  const auto g = load_grid(path.string());
+  EXPECT_EQ(g.paper.at("a"), (std::vector<std::string>{"98.7M", "54.5M", "0%", "27.62"}));
+  EXPECT_EQ(g.paper.at("b"), (std::vector<std::string>{"80.4M", "36.2M", "33.6%"}));
+  EXPECT_EQ(g.paper_source, "Table 2");
+  std::ofstream(path) << "[grid]\npaper = z:1M,1M,0%\n[variant a]\ntie = all\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);  // no variant z
+  std::ofstream(path) << "[grid]\npaper = a:1M,1M\n[variant a]\ntie = all\n";
+  EXPECT_THROW(load_grid(path.string()), InputError);  // Red. missing
 }
 
 TEST(Grid, EveryCommittedGridLoads) {
