@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "config/config.h"
 #include "embed/sharing.h"
@@ -234,6 +235,58 @@ TEST(EstimatorProperties, NormalityHoldsForL2) {
   EXPECT_GT(dot.logits(h).max().item<double>(), 1.0);
 }
 
+// Seed 001 §2.2's two properties for all five estimators, each with a case where it fails.
+// Identity (h = w_k ⇒ k = argmax) holds for l2, cosine and distance whatever the norms (distance:
+// w_i·w_k − ½‖w_i‖² = ½‖w_k‖² − ½‖w_i − w_k‖², largest at i = k); the seed says square has it
+// too unless two rows are parallel, but w_k = (3, 0), w_i = (1, 0.1) breaks it without being
+// parallel: 3/1.01 > 9/9. Normality (every logit ≤ 1) under the seed's premise that h is a convex
+// combination of the rows the model embeds with: only l2 has it.
+TEST(EstimatorProperties, IdentityAndNormalityOfAllFive) {
+  auto with_rows = [](Estimator e, const at::Tensor& rows) {
+    auto emb = std::make_shared<WordEmbeddings>(small_spec(Tie::all, e, rows.size(0), rows.size(1)));
+    at::NoGradGuard g;
+    emb->output().weight.copy_(rows);
+    return emb;
+  };
+  auto argmax_at = [](const WordEmbeddings& emb, const at::Tensor& h) {
+    return emb.logits(h.unsqueeze(0)).argmax(-1).item<int64_t>();
+  };
+  const auto counter = at::tensor({-1.0f, -1.0f, 3.0f, 0.0f, 1.0f, 0.1f}).view({3, 2});  // w_k = row 1, w_i = row 2
+  const std::map<Estimator, bool> identity = {{Estimator::dot, false}, {Estimator::l2, true}, {Estimator::square, false},
+                                              {Estimator::distance, true}, {Estimator::cosine, true}};
+  for (const auto& [e, holds] : identity) {
+    auto emb = with_rows(e, counter);
+    // h = w_j for the matrix the estimator embeds with (l2: the normalised row), for each row j.
+    bool all_found = true;
+    for (int64_t j = 0; j < 3; ++j) {
+      const auto h = e == Estimator::l2 ? counter[j] / counter[j].norm() : counter[j];
+      all_found &= argmax_at(*emb, h) == j;
+    }
+    EXPECT_EQ(all_found, holds) << name_of(e);
+  }
+  // Where identity holds, it holds on random rows of very different norms too.
+  at::manual_seed(3);
+  const auto rows = at::randn({40, 8}) * (at::rand({40, 1}) * 4 + 0.1);
+  for (Estimator e : {Estimator::l2, Estimator::distance, Estimator::cosine}) {
+    auto emb = with_rows(e, rows);
+    for (int64_t k = 1; k < 40; ++k) {
+      const auto h = e == Estimator::l2 ? rows[k] / rows[k].norm() : rows[k];
+      EXPECT_EQ(argmax_at(*emb, h), k) << name_of(e) << " k=" << k;
+    }
+  }
+  // Normality: h = Σ α_i w_i with α a probability vector, over the rows as embedded.
+  const auto alpha = at::softmax(at::randn({100, 40}) * 3, -1);
+  for (Estimator e : {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine}) {
+    auto emb = with_rows(e, rows);
+    const auto embedded = e == Estimator::l2 ? rows / rows.norm(2, {1}, true) : rows;
+    const double top = emb->logits(at::matmul(alpha, embedded)).max().item<double>();
+    if (e == Estimator::l2)
+      EXPECT_LE(top, 1.0 + 1e-6);  // float rounding of a norm-1 product
+    else
+      EXPECT_GT(top, 1.0) << name_of(e) << " has no normality";
+  }
+}
+
 TEST(Sharing, TiedRolesAreOneObject) {
   WordEmbeddings none(small_spec(Tie::none, Estimator::dot));
   EXPECT_NE(none.source(), &none.target());
@@ -277,6 +330,44 @@ TEST(Accounting, ClosedForms) {
   EXPECT_EQ(count_embeddings(lm).emb, 2 * 8000 * 256);
   lm.tie = Tie::all;
   EXPECT_NEAR(count_embeddings(lm).red(), 0.5, 1e-12);
+}
+
+// Seed 004's two worked exercises, recomputed with yoke's accounting. Its arithmetic slips:
+// Exercise 1(b) says tying saves "about 11%" of the untied model's parameters at V = 32,000,
+// d = 1,024, L = 12; its own formula f = Vd / (2Vd + 12Ld²) gives 15.1%. Exercise 4(c) calls the
+// rank-128 factorisation of ALBERT-large's 30,000 × 1,024 matrix "roughly an 8.7x reduction";
+// 30,720,000 / 3,971,072 is 7.7×. Its other numbers hold: Vd = 32,768,000 saved; V/d > 9L for a
+// share above 30%; 57.5M saved against two full matrices.
+TEST(Accounting, Seed004ExercisesFromTheClosedForms) {
+  Config c;
+  c.task = Task::lm;
+  c.tgt_vocab_size = 32000;
+  c.d_model = 1024;
+  c.decoder_layers = 12;
+  c.tie = Tie::none;
+  // The untied model's word share is 2Vd / (2Vd + 12Ld²); tying saves half of it: Vd / (2Vd + 12Ld²).
+  const double saved = *embedding_fraction_closed_form(c) / 2;
+  EXPECT_NEAR(100 * saved, 15.13, 0.01);  // not "about 11%"
+  // Exercise 1(a): the saving itself, counted on the spec (tied against untied word matrices).
+  auto lm = small_spec(Tie::none, Estimator::dot, 32000, 1024);
+  lm.src_vocab = 0;
+  const int64_t untied = count_embeddings(lm).emb;
+  lm.tie = Tie::all;
+  EXPECT_EQ(untied - count_embeddings(lm).emb, 32768000);
+  // 1(b)'s threshold: the share passes 30% where V/d passes 9L (108 at L = 12).
+  for (const double ratio : {107.0, 109.0}) {
+    c.tgt_vocab_size = int(ratio * 1024);
+    EXPECT_EQ(*embedding_fraction_closed_form(c) / 2 > 0.3, ratio > 108) << ratio;
+  }
+  // Exercise 4(c): ALBERT-large, V = 30,000, d = 1,024, k = 128.
+  auto albert = small_spec(Tie::all, Estimator::dot, 30000, 1024);
+  albert.src_vocab = 0;
+  const double full = double(count_embeddings(albert).emb);
+  albert.factored_rank = 128;
+  const double factored = double(count_embeddings(albert).emb);
+  EXPECT_EQ(factored, 3971072.0);
+  EXPECT_NEAR(full / factored, 7.74, 0.005);  // not "roughly 8.7x"
+  EXPECT_NEAR((2 * full - factored) / 1e6, 57.5, 0.05);
 }
 
 TEST(Accounting, Seed003Tables) {
