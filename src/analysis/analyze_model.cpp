@@ -1,8 +1,10 @@
 #include "analysis/analyze_model.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/norm_prediction.h"
 #include "analysis/pca.h"
 #include "analysis/properties.h"
 #include "report/svg_chart.h"
@@ -72,6 +74,19 @@ nlohmann::json analyze_model(const LoadedModel& m, const std::string& out_dir, c
   j["normality_max_logit"] = normality_max_logit(emb.spec().output, emb.output(), o.random_probes, o.seed);
   const auto gap = tying_gap(emb);
   j["tying_gap"] = gap ? nlohmann::json(*gap) : nlohmann::json(nullptr);
+
+  if (!o.hyp_lines.empty() || !o.ref_lines.empty()) {
+    const auto norms_t = emb.output().row_norms().detach().to(at::kDouble).contiguous();
+    const std::vector<double> norms(norms_t.data_ptr<double>(), norms_t.data_ptr<double>() + norms_t.numel());
+    const NormPrediction p = norm_vs_prediction(norms, subword_counts(m.tgt_vocab, o.hyp_lines),
+                                                subword_counts(m.tgt_vocab, o.ref_lines));
+    auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    j["norm_vs_prediction"] = {{"words", p.words},
+                               {"spearman_overprediction", num(p.spearman_overprediction)},
+                               {"spearman_reference_frequency", num(p.spearman_reference_frequency)},
+                               {"spearman_hypothesis_frequency", num(p.spearman_hypothesis_frequency)},
+                               {"matrix", "output rows as stored (before an estimator's normalisation)"}};
+  }
 
   std::vector<std::pair<std::string, std::vector<double>>> samples;
   j["norms"] = nlohmann::json::object();

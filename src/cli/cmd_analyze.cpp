@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "experiment/pictures.h"
+#include "text/corpus.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -33,6 +34,10 @@ int cmd_analyze(int argc, char** argv) {
               "                 target/output only), norm statistics, estimator, tie, pictures written\n"
               "  grad_paths.svg share of the embedding gradient through the output projection per\n"
               "                 update, when the model was trained with log_grad_paths = true\n"
+              "With --hyp and --ref (a test set's translations and references), analysis.json also\n"
+              "holds norm_vs_prediction: Spearman's rank correlation of each output row's norm with how\n"
+              "much more often the word is predicted than the references use it, log((hyp+1)/(ref+1))\n"
+              "(Liu, Zhai & Chen 2020 §2.2: dot favours words whose rows are long).\n"
               "PNG copies are written too when rsvg-convert, inkscape or ImageMagick is installed.\n"
               "Special ids (pad, unk, bos, eos) are left out of every measurement.\n\n"
               "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis");
@@ -47,8 +52,19 @@ int cmd_analyze(int argc, char** argv) {
   add_value(cmd, "--probes", options.random_probes, "N", "random unit vectors h for the normality maximum")
       ->capture_default_str();
   add_value(cmd, "--seed", seed, "N", "seed of those random vectors")->capture_default_str();
+  std::string hyp, ref;
+  cmd.add_option("--hyp", hyp, "the model's translations of a test set, one per line (with --ref)")->type_name("FILE");
+  cmd.add_option("--ref", ref, "that test set's references (with --hyp)")->type_name("FILE");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
+  if (hyp.empty() != ref.empty()) throw InputError("--hyp and --ref go together: give both or neither");
+  if (!hyp.empty()) {
+    options.hyp_lines = read_lines(hyp);
+    options.ref_lines = read_lines(ref);
+    if (options.hyp_lines.size() != options.ref_lines.size())
+      throw InputError(hyp + " has " + std::to_string(options.hyp_lines.size()) + " lines but " + ref + " has " +
+                       std::to_string(options.ref_lines.size()) + ": they must be the same test set");
+  }
   if (*threads_given) at::set_num_threads(threads);
   options.seed = uint64_t(seed);
   if (options.random_probes < 0) throw InputError("--probes must not be negative");
@@ -66,6 +82,12 @@ int cmd_analyze(int argc, char** argv) {
               number(j["normality_max_logit"]).c_str());
   std::printf("tying gap  %s  (mean cos(e_j, u_j); n/a when target and output are one matrix)\n",
               number(j["tying_gap"]).c_str());
+  if (j.contains("norm_vs_prediction")) {
+    const auto& p = j["norm_vs_prediction"];
+    std::printf("norm vs over-prediction  ρ %s over %lld words (ρ with reference frequency %s)\n",
+                number(p["spearman_overprediction"], "%.3f").c_str(), (long long)p["words"].get<int64_t>(),
+                number(p["spearman_reference_frequency"], "%.3f").c_str());
+  }
   for (const auto& [name, s] : j["norms"].items())
     std::printf("‖w_i‖      %-32s mean %s  std %s  min %s  max %s\n", name.c_str(), number(s["mean"], "%.3f").c_str(),
                 number(s["std"], "%.3f").c_str(), number(s["min"], "%.3f").c_str(), number(s["max"], "%.3f").c_str());

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/norm_prediction.h"
 #include "analysis/pca.h"
 #include "analysis/properties.h"
 
@@ -196,4 +197,28 @@ TEST(PcaTwoD, FirstAxisFollowsTheLargestSpread) {
   const Pca2d pca = pca_2d({points});
   EXPECT_NEAR(pca.axes[0][3].item<double>(), 1.0, 1e-9);
   EXPECT_NEAR(std::fabs(pca.axes[1][7].item<double>()), 1.0, 1e-6);
+}
+
+// Spearman's ρ against values worked out by hand: a monotone relation is 1 whatever its shape,
+// reversed it is −1, and ties take their mean rank (ranks 0, 1.5, 1.5, 3 against 0..3 give
+// ρ = 4.5 / √(4.5 · 5) = 0.9487).
+TEST(NormPrediction, SpearmanOfHandWorkedCases) {
+  EXPECT_NEAR(spearman({1, 2, 3, 4}, {1, 8, 27, 64}), 1.0, 1e-12);
+  EXPECT_NEAR(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0, 1e-12);
+  EXPECT_NEAR(spearman({0, 1, 1, 2}, {0, 1, 2, 3}), 4.5 / std::sqrt(4.5 * 5.0), 1e-12);
+  EXPECT_TRUE(std::isnan(spearman({1, 1, 1}, {1, 2, 3})));
+}
+
+// Over-prediction rises with the row norm by construction: ρ = 1; words absent from both texts
+// and the special ids are not counted.
+TEST(NormPrediction, CountsOnlyWordsThatOccurAndRanksTheirOverPrediction) {
+  //                         pad unk bos eos   a    b    c    d    e (absent)
+  const std::vector<double> norms = {9, 9, 9, 9, 1.0, 2.0, 3.0, 4.0, 5.0};
+  const std::vector<int64_t> hyp = {5, 5, 5, 5, 1, 3, 9, 20, 0};
+  const std::vector<int64_t> ref = {0, 0, 0, 0, 4, 4, 4, 4, 0};
+  const NormPrediction p = norm_vs_prediction(norms, hyp, ref);
+  EXPECT_EQ(p.words, 4);
+  EXPECT_NEAR(p.spearman_overprediction, 1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(p.spearman_reference_frequency));  // every reference count is 4
+  EXPECT_THROW(norm_vs_prediction(norms, {1, 2}, ref), std::invalid_argument);
 }
