@@ -1,0 +1,27 @@
+// Loading an exported ONNX directory in node: onnx.json, both sessions and the vocabularies.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { Translator, sessionOptions } = require('./yoke_onnx.js');
+const { SentencePieceBPE } = require('./spm_bpe.js');
+
+function requireOrt() {
+  try {
+    return require('onnxruntime-node');
+  } catch (e) {
+    console.error('yoke onnx: cannot load onnxruntime-node (cd js && npm ci): ' + e.message);
+    process.exit(77);  // the tests' "skipped"
+  }
+}
+
+async function loadModel(dir, threads) {
+  const ort = requireOrt();
+  const settings = JSON.parse(fs.readFileSync(path.join(dir, 'onnx.json'), 'utf8'));
+  const options = sessionOptions(threads);
+  const encoder = await ort.InferenceSession.create(path.join(dir, 'encoder.onnx'), options);
+  const decoder = await ort.InferenceSession.create(path.join(dir, 'decoder.onnx'), options);
+  const vocab = (side) => new SentencePieceBPE(JSON.parse(fs.readFileSync(path.join(dir, settings.vocab[side]), 'utf8')));
+  return { ort, settings, translator: new Translator(ort, settings, encoder, decoder), src: vocab('src'), tgt: vocab('tgt') };
+}
+
+module.exports = { loadModel, requireOrt };
