@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/model_export.h"
+#include "store/onnx_export.h"
 
 namespace yoke::cli {
 
@@ -23,18 +24,27 @@ int cmd_export(int argc, char** argv) {
               "in docs/export.md; the config, the tying of the word matrices and the vocabularies' checksums\n"
               "in its metadata), config.json and the SentencePiece models. python/yoke_torch.py loads it into\n"
               "plain PyTorch; `yoke import`, translate, score-pairs and serve read it back. int8 models are\n"
-              "refused: export the fp32 model they were made from.\n\n"
-              "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende");
+              "refused: export the fp32 model they were made from.\n"
+              "--format onnx writes encoder.onnx and decoder.onnx (one step with its cache), onnx.json (the\n"
+              "decoding settings) and the vocabularies, for ONNX Runtime (js/, web/); it runs\n"
+              "python/yoke_onnx.py with Debian's python3-torch, python3-onnx and python3-sentencepiece.\n\n"
+              "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende\n"
+              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-onnx --format onnx");
   std::string dir, out, checkpoint, format = "safetensors";
   cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
   cmd.add_option("--out", out, "directory for the exported model (created)")->type_name("DIR")->required();
-  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors"}))
+  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx"}))
       ->capture_default_str();
   cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
       ->type_name("NAME")
       ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
   if (!cmd.read(argc, argv)) return 0;
-  report("exported", export_model(dir, out, checkpoint));
+  if (format == "onnx") {
+    const OnnxTools tools = find_onnx_tools();  // before any work: a missing package is named at once
+    report("exported", export_onnx(dir, out, checkpoint, tools));
+  } else {
+    report("exported", export_model(dir, out, checkpoint));
+  }
   return 0;
 }
 
