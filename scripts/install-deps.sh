@@ -6,7 +6,9 @@ PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-d
       libboost-dev
       # Python: `import yoke` (pybind11) and the PyTorch parity module and test (python/yoke_torch.py);
       # sentencepiece lets that module read and write text.
-      pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece)
+      pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece
+      # `yoke export --format onnx` (python/yoke_onnx.py): the ONNX checker.
+      python3-onnx)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,4 +18,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "yoke: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# ONNX Runtime for node (js/, the ONNX tests): ~110 MB from npm, a few seconds; only where npm is
+# (the tests skip with a message without it). --onnxruntime-node-install=skip: no CUDA binaries.
+js_dir="$(cd "$(dirname "$0")/../js" && pwd)"
+if command -v npm >/dev/null && [ ! -d "$js_dir/node_modules/onnxruntime-node" ]; then
+  (cd "$js_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error \
+     --onnxruntime-node-install=skip >/dev/null) || echo "yoke: npm ci in js/ failed: the ONNX Runtime tests will skip" >&2
 fi

@@ -16,6 +16,7 @@
 
 #include "align/pair_data.h"
 #include "cli_helpers.h"
+#include "export_models.h"
 #include "decode/search.h"
 #include "store/checkpoint.h"
 #include "store/model_export.h"
@@ -116,83 +117,6 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
 }
 
 // ---- every model setting ----------------------------------------------------------------------
-
-struct Setting {
-  std::string name;
-  std::function<void(Config&)> set;
-};
-
-std::vector<Setting> settings() {
-  return {
-      {"none-dot", [](Config& c) { c.tie = Tie::none; }},
-      {"decoder-l2", [](Config& c) { c.tie = Tie::decoder, c.output = Estimator::l2; }},
-      {"all-square", [](Config& c) { c.tie = Tie::all, c.output = Estimator::square; }},
-      {"srctgt-distance", [](Config& c) { c.tie = Tie::src_tgt, c.output = Estimator::distance; }},
-      {"all-cosine-unscaled", [](Config& c) { c.tie = Tie::all, c.output = Estimator::cosine, c.embed_scale = EmbedScale::one; }},
-      {"none-cosine-factored", [](Config& c) { c.tie = Tie::none, c.output = Estimator::cosine, c.factored_rank = 6; }},
-      {"all-l2-factored", [](Config& c) { c.tie = Tie::all, c.output = Estimator::l2, c.factored_rank = 6; }},
-      {"sharedprivate-dot", [](Config& c) { c.tie = Tie::shared_private; }},
-      {"sharedprivate-l2", [](Config& c) { c.tie = Tie::shared_private, c.output = Estimator::l2; }},
-      {"lightconv-post", [](Config& c) { c.arch = Arch::lightconv, c.norm = Norm::post, c.encoder_kernels = "3,5"; }},
-      {"dynamicconv-learned",
-       [](Config& c) {
-         c.arch = Arch::dynamicconv, c.tie = Tie::decoder, c.output = Estimator::distance;
-         c.positions = Positions::learned, c.conv_glu = false, c.decoder_kernels = "3";
-       }},
-      {"crosslayer-all", [](Config& c) { c.tie = Tie::all, c.cross_layer = true; }},
-      {"lm-all-cosine", [](Config& c) { c.task = Task::lm, c.tie = Tie::all, c.output = Estimator::cosine; }},
-      {"lm-none-square", [](Config& c) { c.task = Task::lm, c.tie = Tie::none, c.output = Estimator::square; }},
-  };
-}
-
-const fs::path& pairs_file() {
-  static const fs::path p = [] {
-    PairDataOptions o;
-    o.data_dir = data_dir().string();
-    o.out_path = (work_dir() / "export-pairs.tsv").string();
-    std::ostringstream log;
-    pair_data(o, log);
-    return fs::path(o.out_path);
-  }();
-  return p;
-}
-
-// A model directory with random weights (every parameter moved off its initial value, so that
-// norms and biases count too) and data_dir()'s vocabulary.
-fs::path model_dir(const Setting& s) {
-  const auto dir = work_dir() / ("export-model-" + s.name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto meta = DataMeta::read(data_dir().string());
-  Config c;
-  c.src_vocab_size = int(meta.src_vocab_size);
-  c.tgt_vocab_size = int(meta.tgt_vocab_size);
-  c.joint_vocab = meta.joint;
-  c.d_model = 16;
-  c.heads = 2;
-  c.ffn_dim = 24;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0;
-  c.max_positions = 64;
-  s.set(c);
-  for (const char* f : {"spm.model", "spm.vocab"}) fs::copy_file(data_dir() / f, dir / f);
-  if (c.tie == Tie::shared_private) {
-    fs::copy_file(pairs_file(), dir / "pairs.tsv");
-    c.pairs = (dir / "pairs.tsv").string();
-  }
-  c.validate();
-  at::manual_seed(11);
-  auto model = build_model(c, dir.string());
-  {
-    at::NoGradGuard no_grad;
-    for (auto& p : model->parameters()) p.add_(at::randn(p.sizes()) * 0.2);
-  }
-  Checkpoint ck;
-  ck.meta = {{"config", c.to_json()}, {"vocab", vocab_checksums(dir.string())}, {"state", {{"update", 7}}}};
-  put_model_weights(ck, module_state(*model));
-  save_checkpoint((dir / "checkpoint_best.ykp").string(), ck);
-  return dir;
-}
 
 class ExportSettings : public ::testing::TestWithParam<Setting> {};
 

@@ -1,0 +1,209 @@
+// `yoke export --format onnx` in ONNX Runtime (node, js/): on small random models of every
+// translation setting, the logits of a batch within 1e-4 of yoke's and the same greedy and beam-4
+// searches; on a small model trained on Multi30k, the same greedy and beam-4 translations of 100
+// test sentences as `yoke translate`, and js/spm_bpe.js encoding them as SentencePiece does.
+// Skipped, saying why, without node and js/node_modules (cd js && npm ci), without python3-onnx,
+// and (the second) without ../shared/data.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "cli_helpers.h"
+#include "decode/search.h"
+#include "export_models.h"
+#include "store/model_export.h"
+#include "store/model_store.h"
+#include "store/safetensors.h"
+#include "text/corpus.h"
+#include "text/prepare.h"
+#include "text/vocab.h"
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+const fs::path kJsDir = fs::path(YOKE_SOURCE_DIR) / "js";
+
+// Why ONNX Runtime cannot be checked here, or "" when it can.
+std::string missing_tools() {
+  const std::string py = std::string(YOKE_PYTHON) + " -c 'import torch, onnx, sentencepiece' >/dev/null 2>&1";
+  if (std::system(py.c_str()) != 0)
+    return std::string(YOKE_PYTHON) + " cannot import torch, onnx and sentencepiece (Debian: apt-get install " +
+           "python3-torch python3-onnx python3-sentencepiece)";
+  if (find_on_path("node").empty()) return "no node on PATH (Debian: apt-get install nodejs)";
+  if (!fs::exists(kJsDir / "node_modules/onnxruntime-node"))
+    return "no onnxruntime-node in js/node_modules (cd js && npm ci)";
+  return "";
+}
+
+#define SKIP_WITHOUT_ONNX_TOOLS()                                                      \
+  if (const auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why << ": ONNX Runtime not checked"
+
+std::string node(const std::string& script) { return find_on_path("node") + " " + (kJsDir / script).string(); }
+
+std::vector<std::vector<int>> padded_rows(const at::Tensor& t) {
+  std::vector<std::vector<int>> out(size_t(t.size(0)));
+  for (int64_t i = 0; i < t.size(0); ++i)
+    for (int64_t j = 0; j < t.size(1) && t[i][j].item<int64_t>() >= 0; ++j) out[size_t(i)].push_back(int(t[i][j].item<int64_t>()));
+  return out;
+}
+
+// 5 sources of various lengths (ids + eos, right-padded) and 5 target prefixes starting with bos.
+std::pair<at::Tensor, at::Tensor> batch(int64_t vocab) {
+  at::manual_seed(5);
+  const std::vector<int64_t> src_len = {7, 3, 10, 1, 5}, tgt_len = {6, 9, 2, 4, 9};
+  auto src = at::zeros({5, 11}, at::kLong), tgt = at::zeros({5, 9}, at::kLong);
+  for (int64_t i = 0; i < 5; ++i) {
+    src[i].narrow(0, 0, src_len[i]).copy_(at::randint(4, vocab, {src_len[i]}, at::kLong));
+    src[i][src_len[i]] = Vocab::eos;
+    tgt[i][0] = Vocab::bos;
+    tgt[i].narrow(0, 1, tgt_len[i] - 1).copy_(at::randint(4, vocab, {tgt_len[i] - 1}, at::kLong));
+  }
+  return {src, tgt};
+}
+
+struct Expected {
+  at::Tensor logits;
+  std::vector<std::vector<int>> greedy, beam;
+};
+
+// Every translation setting of export_models.h: exported by python/yoke_onnx.py (one process for
+// all, checked by the ONNX checker), run by js/parity.js in onnxruntime-node (one process for all).
+TEST(OnnxExport, EveryTranslationSettingGivesYokesLogitsAndSearchesInOnnxRuntime) {
+  SKIP_WITHOUT_ONNX_TOOLS();
+  SearchOptions opts;
+  opts.max_len_a = 1.5;
+  opts.max_len_b = 4;
+  std::map<std::string, Expected> expected;
+  std::string export_cmd = std::string(YOKE_PYTHON) + " " + YOKE_SOURCE_DIR + "/python/yoke_onnx.py";
+  std::string parity_cmd = node("parity.js");
+  for (const auto& s : settings()) {
+    if (s.name.rfind("lm-", 0) == 0) continue;  // language models are not exported to ONNX
+    const auto st = work_dir() / ("onnx-st-" + s.name), out = work_dir() / ("onnx-" + s.name);
+    fs::remove_all(st);
+    fs::remove_all(out);
+    export_model(model_dir(s).string(), st.string());
+    auto m = load_model(st.string());
+    auto [src, tgt] = batch(m.config.tgt_vocab_size);
+    at::NoGradGuard no_grad;
+    auto enc = m.model->encode(src);
+    Expected e;
+    e.logits = m.model->logits(m.model->decode(tgt, &enc));
+    opts.beam = 1;
+    e.greedy = greedy_search(*m.model, src, opts);
+    opts.beam = 4;
+    e.beam = beam_search(*m.model, src, opts);
+    expected[out.string()] = e;
+    fs::create_directories(out);
+    SafeTensors in;
+    in.tensors = {{"src", src}, {"tgt_in", tgt}};
+    in.metadata = {{"max_len_a", "1.5"}, {"max_len_b", "4"}, {"beam", "4"}};
+    save_safetensors((out / "onnx_inputs.safetensors").string(), in);
+    export_cmd += " '" + st.string() + "' '" + out.string() + "'";
+    parity_cmd += " '" + out.string() + "'";
+  }
+  const auto log = work_dir() / "onnx-export.log";
+  ASSERT_EQ(std::system((export_cmd + " 2>'" + log.string() + "'").c_str()), 0) << slurp(log);
+  ASSERT_EQ(std::system((parity_cmd + " 2>'" + log.string() + "'").c_str()), 0) << slurp(log);
+  for (const auto& [dir, e] : expected) {
+    const auto got = load_safetensors((fs::path(dir) / "onnx_outputs.safetensors").string());
+    // fp32 on both sides with other operation orders (ORT's fused kernels, a cached step against
+    // a whole prefix): measured differences are ~1e-6; 1e-4 is the bound.
+    const double diff = (got.tensors.at("logits") - e.logits).abs().max().item<double>();
+    EXPECT_LT(diff, 1e-4) << dir;
+    EXPECT_EQ(padded_rows(got.tensors.at("greedy")), e.greedy) << dir;
+    EXPECT_EQ(padded_rows(got.tensors.at("beam")), e.beam) << dir;
+  }
+}
+
+// The first `n` lines of a Multi30k file into `out`.
+void head_of(const fs::path& from, size_t n, const fs::path& out) {
+  const auto lines = read_lines(from.string());
+  std::ofstream f(out);
+  for (size_t i = 0; i < n && i < lines.size(); ++i) f << lines[i] << "\n";
+}
+
+// A small en-de model trained on 3000 Multi30k pairs: translations with some structure, so that
+// the searches meet real near-ties and varied lengths rather than one repeated token.
+TEST(OnnxCli, Multi30kGreedyAndBeam4TranslationsAreYokesAndSentencePieceInJsEncodesAsSentencePiece) {
+  SKIP_WITHOUT_ONNX_TOOLS();
+  const fs::path m30k = fs::path(YOKE_SHARED_DIR) / "data/multi30k";
+  if (!fs::exists(m30k / "train.en.gz")) GTEST_SKIP() << m30k << " is absent: the Multi30k ONNX check is skipped";
+  const auto corpus = work_dir() / "m30k";
+  fs::create_directories(corpus);
+  head_of(m30k / "train.en.gz", 3000, corpus / "train.en");
+  head_of(m30k / "train.de.gz", 3000, corpus / "train.de");
+  head_of(m30k / "val.en.gz", 100, corpus / "valid.en");
+  head_of(m30k / "val.de.gz", 100, corpus / "valid.de");
+  head_of(m30k / "test_2016_flickr.en.gz", 100, corpus / "test.en");
+  head_of(m30k / "test_2016_flickr.de.gz", 100, corpus / "test.de");
+  PrepareOptions p;
+  p.train_src = (corpus / "train.en").string();
+  p.train_tgt = (corpus / "train.de").string();
+  p.valid_src = (corpus / "valid.en").string();
+  p.valid_tgt = (corpus / "valid.de").string();
+  p.tests = {{(corpus / "test.en").string(), (corpus / "test.de").string()}};
+  p.test_names = {"flickr"};
+  p.out_dir = (work_dir() / "m30k-data").string();
+  p.vocab_size = 1000;
+  p.threads = 1;
+  std::ostringstream prepare_log;
+  prepare_data(p, prepare_log);
+
+  const auto model = train_into("m30k-model", [&](const fs::path& dir) {
+    return std::vector<std::string>{YOKE_BINARY, "train", "--data", p.out_dir, "--save_dir", dir.string(),
+                                    "--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--encoder_layers", "1",
+                                    "--decoder_layers", "1", "--max_tokens", "1000", "--max_updates", "300",
+                                    "--valid_interval", "300", "--valid_bleu", "false", "--threads", "1",
+                                    "--warmup", "30", "--lr", "0.005", "--log_interval", "100", "--seed", "1"};
+  });
+  const auto onnx = work_dir() / "m30k-onnx", log = work_dir() / "m30k-onnx.log";
+  fs::remove_all(onnx);
+  ASSERT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", onnx.string(), "--format", "onnx"}, log), 0)
+      << slurp(log);
+  EXPECT_NE(slurp(log).find("decoder.onnx"), std::string::npos) << slurp(log);
+  for (const char* f : {"encoder.onnx", "onnx.json", "vocab.src.json", "vocab.tgt.json", "spm.model"})
+    EXPECT_TRUE(fs::exists(onnx / f)) << f;
+  // Without an interpreter that has the packages: refused before any work, naming them.
+  ::setenv("YOKE_PYTHON", "/nonexistent/python3", 1);
+  EXPECT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", (work_dir() / "m30k-x").string(), "--format",
+                 "onnx"}, log), 2);
+  ::unsetenv("YOKE_PYTHON");
+  EXPECT_NE(slurp(log).find("python3-torch python3-onnx python3-sentencepiece"), std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(work_dir() / "m30k-x"));
+
+  const std::string input = (fs::path(p.out_dir) / "test.flickr.src.txt").string();
+  // SentencePiece in JS against SentencePiece itself.
+  const auto vocab = Vocab::load((fs::path(p.out_dir) / "spm.model").string());
+  const auto js_ids = lines_of(output_of({find_on_path("node"), (kJsDir / "translate.js").string(), onnx.string(),
+                                          "--encode", "--input", input}));
+  const auto sentences = read_lines(input);
+  ASSERT_EQ(js_ids.size(), sentences.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    std::string ids;
+    for (int id : vocab.encode(sentences[i])) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+    EXPECT_EQ(js_ids[i], ids) << "line " << i + 1 << ": " << sentences[i];
+  }
+  for (const char* beam : {"1", "4"}) {
+    const auto yoke = lines_of(output_of({YOKE_BINARY, "translate", "--model", model.string(), "--input", input,
+                                          "--beam", beam, "--threads", "1"}));
+    const auto ort = lines_of(output_of({find_on_path("node"), (kJsDir / "translate.js").string(), onnx.string(),
+                                         "--input", input, "--beam", beam, "--batch", "32"}));
+    ASSERT_EQ(yoke.size(), 100u);
+    ASSERT_EQ(ort.size(), yoke.size()) << "beam " << beam;
+    size_t distinct = 0;
+    for (size_t i = 0; i < yoke.size(); ++i) {
+      EXPECT_EQ(ort[i], yoke[i]) << "beam " << beam << ", line " << i + 1;
+      distinct += i == 0 || yoke[i] != yoke[i - 1];
+    }
+    EXPECT_GT(distinct, 50u) << "the model translates too few sentences differently to test the search";
+  }
+}
+
+}  // namespace
