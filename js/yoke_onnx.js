@@ -206,7 +206,12 @@
           }
         });
         if (!nextActive.length) break;
-        [memory, states] = this.select(memory, r.states, parents);
+        // A sentence's k rows of encoder output are the same: they move only when sentences leave.
+        if (nextActive.length !== active.length) {
+          [memory, states] = this.select(memory, r.states, parents);
+        } else {
+          states = this.select({}, r.states, parents)[1];
+        }
         tokens = nextTokens;
         score = Float32Array.from(nextScores);
         hist = nextHist;
