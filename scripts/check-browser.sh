@@ -22,5 +22,13 @@ port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0
 /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$root" >"$root/server.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do /usr/bin/python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/web/index.html')" 2>/dev/null && break; sleep 0.1; done
-node web/check.js "http://127.0.0.1:$port/web/index.html?model=../model" "$sentence" "$shot"
+result=$(node web/check.js "http://127.0.0.1:$port/web/index.html?model=../model" "$sentence" "$shot")
+echo "$result"
 echo "screenshot: $shot" >&2
+# The page's beam-4 translation against node's (js/translate.js, onnxruntime-node) of the same sentence.
+if [ -d js/node_modules/onnxruntime-node ]; then
+  expected=$(printf '%s\n' "$sentence" | node js/translate.js "$model" --beam 4 2>/dev/null)
+  got=$(printf '%s' "$result" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["output"])')
+  if [ "$got" = "$expected" ]; then echo "same as onnxruntime-node's beam 4" >&2
+  else echo "differs from onnxruntime-node's beam 4: $expected" >&2; exit 1; fi
+fi

@@ -1,7 +1,7 @@
 // The page's glue: load the model named by ?model=, translate the textarea's lines on click.
 (async function () {
   'use strict';
-  const status = document.getElementById('status');
+  const status = document.getElementById('status'), model = document.getElementById('model');
   const params = new URLSearchParams(location.search);
   const dir = (params.get('model') || '../export/onnx').replace(/\/$/, '');
   try {
@@ -17,7 +17,7 @@
       json(settings.vocab.src), json(settings.vocab.tgt)]);
     const translator = new YokeOnnx.Translator(ort, settings, encoder, decoder);
     const src = new YokeSpm.SentencePieceBPE(srcVocab), tgt = new YokeSpm.SentencePieceBPE(tgtVocab);
-    status.textContent = `model ${dir}: ${settings.arch}, tie ${settings.tie}, output ${settings.output} ` +
+    model.textContent = `model ${dir}: ${settings.arch}, tie ${settings.tie}, output ${settings.output} ` +
       `(onnxruntime-web ${ort.env.versions ? ort.env.versions.web : ''})`;
     const button = document.getElementById('go');
     button.disabled = false;
@@ -33,7 +33,7 @@
       button.disabled = false;
     };
   } catch (e) {
-    status.textContent = 'error: ' + (e && e.message ? e.message : e);
+    model.textContent = 'error: ' + (e && e.message ? e.message : e);
     document.body.dataset.translated = 'error';
   }
 })();

@@ -12,7 +12,8 @@ async function main() {
     const page = await browser.newPage({ viewport: { width: 900, height: 520 } });
     page.on('console', (m) => console.error('page: ' + m.text()));
     await page.goto(url);
-    await page.waitForSelector('#go:not([disabled])', { timeout: 60000 });
+    await page.waitForSelector('#go:not([disabled]), body[data-translated="error"]', { timeout: 60000 });
+    if (await page.getAttribute('body', 'data-translated') === 'error') throw new Error(await page.textContent('#model'));
     await page.fill('#input', sentence);
     await page.click('#go');
     await page.waitForSelector('body[data-translated]', { timeout: 60000 });
