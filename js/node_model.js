@@ -14,14 +14,16 @@ function requireOrt() {
   }
 }
 
-async function loadModel(dir, threads) {
+// profile: a file prefix for ORT's per-operator profile of each session (JSON), or undefined.
+async function loadModel(dir, threads, profile) {
   const ort = requireOrt();
   const settings = JSON.parse(fs.readFileSync(path.join(dir, 'onnx.json'), 'utf8'));
-  const options = sessionOptions(threads);
-  const encoder = await ort.InferenceSession.create(path.join(dir, 'encoder.onnx'), options);
-  const decoder = await ort.InferenceSession.create(path.join(dir, 'decoder.onnx'), options);
+  const options = (name) => ({ ...sessionOptions(threads),
+    ...(profile ? { enableProfiling: true, profileFilePrefix: `${profile}-${name}` } : {}) });
+  const encoder = await ort.InferenceSession.create(path.join(dir, 'encoder.onnx'), options('encoder'));
+  const decoder = await ort.InferenceSession.create(path.join(dir, 'decoder.onnx'), options('decoder'));
   const vocab = (side) => new SentencePieceBPE(JSON.parse(fs.readFileSync(path.join(dir, settings.vocab[side]), 'utf8')));
-  return { ort, settings, translator: new Translator(ort, settings, encoder, decoder), src: vocab('src'), tgt: vocab('tgt') };
+  return { ort, settings, encoder, decoder, translator: new Translator(ort, settings, encoder, decoder), src: vocab('src'), tgt: vocab('tgt') };
 }
 
 module.exports = { loadModel, requireOrt };

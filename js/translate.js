@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Translates lines with an exported ONNX model in onnxruntime-node, as `yoke translate` would:
 //   node js/translate.js MODEL_DIR [--beam N] [--lenpen X] [--max-len-a A] [--max-len-b B]
-//        [--batch N] [--threads N] [--ids] [--encode] [--input FILE] < src.txt > hyp.txt
-// --ids: subword ids in and out; --encode: print the source ids (SentencePiece in JS) and stop.
+//        [--batch N] [--threads N] [--ids] [--encode] [--input FILE] [--ort-profile PREFIX] < src.txt > hyp.txt
+// --ids: subword ids in and out; --encode: print the source ids (SentencePiece in JS) and stop;
+// --ort-profile: ORT's per-operator timing of both sessions into PREFIX-*.json.
 'use strict';
 const fs = require('fs');
 const { loadModel } = require('./node_model.js');
@@ -19,6 +20,7 @@ function parseArgs(argv) {
     else if (a === '--batch') o.batch = parseInt(value(), 10);
     else if (a === '--threads') o.threads = parseInt(value(), 10);
     else if (a === '--input') o.input = value();
+    else if (a === '--ort-profile') o.profile = value();
     else if (a === '--ids') o.ids = true;
     else if (a === '--encode') o.encode = true;
     else if (a.startsWith('--')) throw new Error('unknown option ' + a);
@@ -34,7 +36,7 @@ async function main() {
   const text = fs.readFileSync(o.input || 0, 'utf8');
   const lines = text.split('\n');
   if (lines.length && lines[lines.length - 1] === '') lines.pop();
-  const m = await loadModel(o.model, o.threads);
+  const m = await loadModel(o.model, o.threads, o.profile);
   const sources = lines.map((l) => (o.ids ? l.split(/\s+/).filter(Boolean).map(Number) : m.src.encode(l)));
   const out = new Array(sources.length);
   const started = process.hrtime.bigint();
@@ -51,6 +53,7 @@ async function main() {
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   process.stdout.write(out.map((l) => l + '\n').join(''));
+  if (o.profile) { m.encoder.endProfiling(); m.decoder.endProfiling(); }
   if (!o.encode) {
     console.error(`translated ${sources.length} sentences in ${seconds.toFixed(2)} s ` +
       `(${(sources.length / seconds).toFixed(2)} sentences/s) with onnxruntime-node, ${o.threads} thread(s)`);
