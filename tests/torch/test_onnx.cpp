@@ -114,7 +114,7 @@ TEST(OnnxExport, EveryTranslationSettingGivesYokesLogitsAndSearchesInOnnxRuntime
   for (const auto& [dir, e] : expected) {
     const auto got = load_safetensors((fs::path(dir) / "onnx_outputs.safetensors").string());
     // fp32 on both sides with other operation orders (ORT's fused kernels, a cached step against
-    // a whole prefix): measured differences are ~1e-6; 1e-4 is the bound.
+    // a whole prefix): measured against python/yoke_torch.py, at most 5e-6; 1e-4 is the bound.
     const double diff = (got.tensors.at("logits") - e.logits).abs().max().item<double>();
     EXPECT_LT(diff, 1e-4) << dir;
     EXPECT_EQ(padded_rows(got.tensors.at("greedy")), e.greedy) << dir;
