@@ -226,7 +226,7 @@ TEST(Alignment, WordsJoinTheirSubwords) {
   // Target "▁a ▁bc d" (words a, bcd) over source "▁x y ▁z" (words xy, z): rows per target subword + eos.
   const std::vector<std::vector<float>> att = {{0.8f, 0.1f, 0.05f, 0.05f}, {0.0f, 0.1f, 0.8f, 0.1f},
                                                {0.1f, 0.0f, 0.8f, 0.1f}, {0.3f, 0.3f, 0.3f, 0.1f}};
-  const std::vector<std::string> src = {"\xE2\x96\x81x", "y", "\xE2\x96\x81z"}, tgt = {"\xE2\x96\x81a", "\xE2\x96\x81" "bc", "d"};
+  const std::vector<std::string> src = {"\xE2\x96\x81x", "y", "\xE2\x96\x81z"}, tgt = {"\xE2\x96\x81" "a", "\xE2\x96\x81" "bc", "d"};
   EXPECT_EQ(format_alignment(att, src, tgt, {false, false}), "0-0 2-1 2-2");
   EXPECT_EQ(format_alignment(att, src, tgt, {false, true}), "0-0 1-1");
   EXPECT_EQ(format_alignment(att, src, tgt, {true, true}), "0.900,0.050 0.100,0.800");
