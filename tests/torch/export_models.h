@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "align/pair_data.h"
@@ -16,9 +17,25 @@
 #include "store/checkpoint.h"
 #include "store/model_store.h"
 #include "text/data_meta.h"
+#include "text/vocab.h"
 #include "text/vocab_files.h"
 
 namespace yoke::test {
+
+// A batch for one model: 5 source rows of various lengths (ids + eos, right-padded) and 5 target
+// prefixes starting with bos, drawn from `seed`.
+inline std::pair<at::Tensor, at::Tensor> parity_batch(int64_t vocab, uint64_t seed) {
+  at::manual_seed(seed);
+  const std::vector<int64_t> src_len = {7, 3, 10, 1, 5}, tgt_len = {6, 9, 2, 4, 9};
+  auto src = at::zeros({5, 11}, at::kLong), tgt = at::zeros({5, 9}, at::kLong);
+  for (int64_t i = 0; i < 5; ++i) {
+    src[i].narrow(0, 0, src_len[i]).copy_(at::randint(4, vocab, {src_len[i]}, at::kLong));
+    src[i][src_len[i]] = Vocab::eos;
+    tgt[i][0] = Vocab::bos;
+    tgt[i].narrow(0, 1, tgt_len[i] - 1).copy_(at::randint(4, vocab, {tgt_len[i] - 1}, at::kLong));
+  }
+  return {src, tgt};
+}
 
 struct Setting {
   std::string name;

@@ -174,21 +174,6 @@ bool python_has(const std::string& modules) {
   return std::system(cmd.c_str()) == 0;
 }
 
-// Batches for one model: 5 source rows of various lengths (ids + eos, right-padded) and 5 target
-// prefixes starting with bos.
-std::pair<at::Tensor, at::Tensor> parity_batch(int64_t vocab) {
-  at::manual_seed(3);
-  const std::vector<int64_t> src_len = {7, 3, 10, 1, 5}, tgt_len = {6, 9, 2, 4, 9};
-  auto src = at::zeros({5, 11}, at::kLong), tgt = at::zeros({5, 9}, at::kLong);
-  for (int64_t i = 0; i < 5; ++i) {
-    src[i].narrow(0, 0, src_len[i]).copy_(at::randint(4, vocab, {src_len[i]}, at::kLong));
-    src[i][src_len[i]] = Vocab::eos;
-    tgt[i][0] = Vocab::bos;
-    tgt[i].narrow(0, 1, tgt_len[i] - 1).copy_(at::randint(4, vocab, {tgt_len[i] - 1}, at::kLong));
-  }
-  return {src, tgt};
-}
-
 // python/yoke_torch.py on every setting: log-probabilities within 1e-4 of yoke's, the same
 // greedy translations.
 TEST(TorchParity, LogProbsWithin1e4AndIdenticalGreedyTranslationsForEverySetting) {
@@ -205,7 +190,7 @@ TEST(TorchParity, LogProbsWithin1e4AndIdenticalGreedyTranslationsForEverySetting
     fs::remove_all(out);
     export_model(model_dir(s).string(), out.string());
     auto m = load_model(out.string());
-    auto [src, tgt] = parity_batch(m.config.tgt_vocab_size);
+    auto [src, tgt] = parity_batch(m.config.tgt_vocab_size, 3);
     at::NoGradGuard no_grad;
     const bool lm = m.config.task == Task::lm;
     EncoderOutput enc;

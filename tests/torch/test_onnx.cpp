@@ -54,20 +54,6 @@ std::vector<std::vector<int>> padded_rows(const at::Tensor& t) {
   return out;
 }
 
-// 5 sources of various lengths (ids + eos, right-padded) and 5 target prefixes starting with bos.
-std::pair<at::Tensor, at::Tensor> batch(int64_t vocab) {
-  at::manual_seed(5);
-  const std::vector<int64_t> src_len = {7, 3, 10, 1, 5}, tgt_len = {6, 9, 2, 4, 9};
-  auto src = at::zeros({5, 11}, at::kLong), tgt = at::zeros({5, 9}, at::kLong);
-  for (int64_t i = 0; i < 5; ++i) {
-    src[i].narrow(0, 0, src_len[i]).copy_(at::randint(4, vocab, {src_len[i]}, at::kLong));
-    src[i][src_len[i]] = Vocab::eos;
-    tgt[i][0] = Vocab::bos;
-    tgt[i].narrow(0, 1, tgt_len[i] - 1).copy_(at::randint(4, vocab, {tgt_len[i] - 1}, at::kLong));
-  }
-  return {src, tgt};
-}
-
 struct Expected {
   at::Tensor logits;
   std::vector<std::vector<int>> greedy, beam;
@@ -90,7 +76,7 @@ TEST(OnnxExport, EveryTranslationSettingGivesYokesLogitsAndSearchesInOnnxRuntime
     fs::remove_all(out);
     export_model(model_dir(s).string(), st.string());
     auto m = load_model(st.string());
-    auto [src, tgt] = batch(m.config.tgt_vocab_size);
+    auto [src, tgt] = parity_batch(m.config.tgt_vocab_size, 5);
     at::NoGradGuard no_grad;
     auto enc = m.model->encode(src);
     Expected e;
