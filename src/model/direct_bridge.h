@@ -1,9 +1,10 @@
 // Direct bridging (Kuang et al. 2018, "Attention Focusing for Neural Machine Translation by
-// Bridging Source and Target Embeddings", §3.3): an auxiliary loss that pulls each target word's
+// Bridging Source and Target Embeddings"): an auxiliary loss that pulls each target word's
 // embedding y_t toward a learned linear map W of the embedding x_{t*} of the source word aligned
 // to it,
 //     ℓ_bridge = Σ_t ‖W·x_{t*} − y_t‖²,   total loss = ℓ_CE + bridging_weight · ℓ_bridge.
-// The paper's: the squared Euclidean distance, one d×d matrix W without bias, the aligned source
+// docs/bridging.md says which choices follow the paper (as seed 003 describes it and as we read
+// it) and which are yoke's. The paper's: the squared Euclidean distance, one d×d matrix W without bias, the aligned source
 // word = the one the decoder's attention weighs most at step t, the gradient reaching W and both
 // embedding matrices, weight 1. yoke's: the attention is the cross-attention averaged over
 // decoder layers and heads (the paper's RNNsearch has one), W starts Glorot-uniform, x and y are
