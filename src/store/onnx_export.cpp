@@ -1,37 +1,20 @@
 #include "store/onnx_export.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <vector>
 
 #include "util/error.h"
-
-extern char** environ;
+#include "util/subprocess.h"
 
 namespace fs = std::filesystem;
 
 namespace yoke {
 namespace {
-
-// Runs argv with this process's stdin, stdout and stderr (python's errors reach the user); its exit status.
-int run_inheriting_output(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // What the exporter imports, each with the Debian package that provides it.
 const std::vector<std::pair<std::string, std::string>> kPythonModules = {

@@ -75,4 +75,16 @@ bool run_quietly(const std::vector<std::string>& argv, double timeout_s) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+int run_inheriting_output(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 }  // namespace yoke

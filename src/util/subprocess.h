@@ -12,4 +12,9 @@ std::string find_on_path(const std::string& name);
 // process group so that a timeout also ends whatever it started. True on exit status 0.
 bool run_quietly(const std::vector<std::string>& argv, double timeout_s);
 
+// Runs argv (argv[0] a full path) with no shell and this process's stdin, stdout and stderr, so
+// that its messages reach the user; waits for it. Its exit status (128 + signal when killed, 127
+// when it could not start).
+int run_inheriting_output(const std::vector<std::string>& argv);
+
 }  // namespace yoke
