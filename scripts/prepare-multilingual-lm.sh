@@ -3,15 +3,23 @@
 # configs/grids/seed004-multilingual-*-cpu.grid): the captions of every language given, one
 # after another (training shuffles them), a BPE vocabulary of 4000 subwords per language, and one
 # test set per language (flickr2016-LANG), so that each language's perplexity can be read apart.
-# Usage: scripts/prepare-multilingual-lm.sh LANG [LANG ...]    e.g. en de fr cs
-#   writes data/multi30k-lm-LANG1-LANG2-...; MULTI30K (default ../shared/data/multi30k) is read.
+# Usage: scripts/prepare-multilingual-lm.sh [--out DIR] LANG [LANG ...]    e.g. en de fr cs
+#   writes data/multi30k-lm-LANG1-LANG2-... (or DIR); MULTI30K (default ../shared/data/multi30k) is read.
+#   For one language the default name is data/multi30k-lm-en, the V = 8000 data of the seed004-lm-*
+#   grids: seed004-multilingual-1-gpu.grid uses --out data/multi30k-lm-en-v4000 instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n 2,7p "$0" >&2; exit 2; }
+out=""
+if [ "${1:-}" = --out ]; then
+  [ $# -ge 2 ] || { sed -n 2,9p "$0" >&2; exit 2; }
+  out=$2
+  shift 2
+fi
+[ $# -ge 1 ] || { sed -n 2,9p "$0" >&2; exit 2; }
 src=${MULTI30K:-../shared/data/multi30k}
 yoke=${YOKE:-build/yoke}
 name=$(IFS=-; echo "$*")
-out=data/multi30k-lm-$name
+out=${out:-data/multi30k-lm-$name}
 for lang in "$@"; do
   for split in train val test_2016_flickr; do
     [ -f "$src/$split.$lang.gz" ] || { echo "prepare-multilingual-lm: $src/$split.$lang.gz: missing" >&2; exit 2; }
