@@ -71,11 +71,11 @@ prepare_mt() {
 ensure_data() {
   local dir=$1
   if [ -f "$dir/meta.json" ]; then
-    # The seed004-lm-* grids need V = 8000 here; the CPU seed004-multilingual-1 grid writes V = 4000
-    # under the same name (scripts/prepare-multilingual-lm.sh en).
+    # The seed004-lm-* grids need V = 8000 here. A checkout of 2026-11-25 06:55 to 07:40 had
+    # scripts/prepare-multilingual-lm.sh en write V = 4000 under this name; it writes -v4000 now.
     if [ "$dir" = data/multi30k-lm-en ] && ! grep -Eq '"tgt_vocab_size": *8000([^0-9]|$)' "$dir/meta.json"; then
       echo "run-gpu-twins: $dir holds another vocabulary than the 8000 subwords the seed004-lm-* grids need" >&2
-      echo "  (scripts/prepare-multilingual-lm.sh en writes 4000 there); prepare it again:" >&2
+      echo "  (an older scripts/prepare-multilingual-lm.sh en wrote 4000 there); prepare it again:" >&2
       echo "  $yoke prepare --lm --train $S/train.en.gz --valid $S/val.en.gz --test flickr2016:$S/test_2016_flickr.en.gz --vocab-size 8000 --out $dir --force" >&2
       exit 1
     fi
@@ -90,7 +90,7 @@ ensure_data() {
     data/multi30k-lm-en)
       "$yoke" prepare --lm --train "$S/train.en.gz" --valid "$S/val.en.gz" \
         --test "flickr2016:$S/test_2016_flickr.en.gz" --vocab-size 8000 --out "$dir" ;;
-    data/multi30k-lm-en-v4000) YOKE=$yoke scripts/prepare-multilingual-lm.sh --out "$dir" en ;;
+    data/multi30k-lm-en-v4000) YOKE=$yoke scripts/prepare-multilingual-lm.sh en ;;
     data/multi30k-lm-en-de) YOKE=$yoke scripts/prepare-multilingual-lm.sh en de ;;
     data/multi30k-lm-en-de-fr-cs) YOKE=$yoke scripts/prepare-multilingual-lm.sh en de fr cs ;;
     *) echo "run-gpu-twins: no recipe for $dir" >&2; exit 1 ;;
