@@ -1,7 +1,10 @@
-// `yoke analyze`: norms, estimator properties, tying gap and PCA on a trained model's word matrices, as files
-// (norm histogram, PCA picture, analysis.json) and a short summary on standard output.
+// `yoke analyze`: norms, estimator properties, tying gap, PCA and distance from uniform on the sphere of
+// a trained model's word matrices, and with --against its tied matrix's resemblance to an untied
+// model's input and output matrices, as files (norm histogram, PCA picture, analysis.json) and a
+// short summary on standard output.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "analysis/analyze_model.h"
 #include "cli/commands.h"
@@ -31,7 +34,8 @@ int cmd_analyze(int argc, char** argv) {
               "  norms.svg      histogram of embedding-row norms, one sample per distinct matrix\n"
               "  pca.svg        source and target rows on the top-2 principal components of their union\n"
               "  analysis.json  identity and normality of the output estimator, tying gap (untied\n"
-              "                 target/output only), norm statistics, estimator, tie, pictures written\n"
+              "                 target/output only), norm statistics, sphere statistics (below),\n"
+              "                 estimator, tie, pictures written, and with --against the comparison\n"
               "  grad_paths.svg share of the embedding gradient through the output projection per\n"
               "                 update, when the model was trained with log_grad_paths = true\n"
               "With --hyp and --ref (a test set's translations and references), analysis.json also\n"
@@ -40,7 +44,35 @@ int cmd_analyze(int argc, char** argv) {
               "(Liu, Zhai & Chen 2020 §2.2: dot favours words whose rows are long).\n"
               "PNG copies are written too when rsvg-convert, inkscape or ImageMagick is installed.\n"
               "Special ids (pad, unk, bos, eos) are left out of every measurement.\n\n"
-              "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis");
+              "analysis.json's \"sphere\", per distinct matrix: how far its unit rows ŵ_i = w_i/‖w_i‖ are\n"
+              "from uniform i.i.d. on the unit sphere, the premise of seed 001 §2.2.1 (eq. 20) under which\n"
+              "l2-normalised rows estimate the logits without bias. Each beside what V uniform rows in d\n"
+              "dimensions would give:\n"
+              "  mean_resultant_length  ‖mean_i ŵ_i‖: a shared direction (a cone)   uniform ≈ 1/√V\n"
+              "  pair_cosine            ŵ_i·ŵ_j over --pairs random pairs i ≠ j     uniform mean 0, std 1/√d\n"
+              "  top_pc_share           variance of the centred unit rows on the first principal\n"
+              "                         component                                    uniform ≈ (1+√(d/V))²/d → 1/d\n"
+              "  participation_ratio    (Σλ)²/Σλ² of their covariance eigenvalues, the effective\n"
+              "                         dimension                                    uniform ≈ d/(1+(d−1)/V) → d\n\n"
+              "With --against UNTIED (a tie none model of the same task and vocabulary; --model must have\n"
+              "its target embedding and output tied: tie all, or decoder), analysis.json's \"against\" tests\n"
+              "seed 004 §4.5: the output path carries most of a tied matrix's gradient, so \"the tied matrix\n"
+              "evolves to resemble an output embedding more than an input embedding\". The tied matrix W is\n"
+              "compared with UNTIED's target embedding E (input) and output matrix U, rows matched by word\n"
+              "id. The models are trained apart, so their coordinates are unrelated (cos(W_i, E_i) means\n"
+              "nothing); only structure is compared, by statistics a rotation leaves unchanged:\n"
+              "  spearman_*  Spearman's ρ of cos(W_i, W_j) with cos(E_i, E_j), resp. cos(U_i, U_j), over the\n"
+              "              same --pairs random word pairs\n"
+              "  knn10_*     mean share of a word's 10 nearest rows (cosine) that W and E, resp. U, agree\n"
+              "              on, over --knn-words random words (chance: 10/(V−1))\n"
+              "  cka_*       linear CKA of the rows (1 for a rotation or rescaling of the same matrix)\n"
+              "  *_input_output  the same between E and U (how alike the untied model's own matrices are).\n"
+              "  row_cosine_*    mean cos(W_i, E_i), resp. cos(W_i, U_i), as stored: not comparable across\n"
+              "              models, but far from 0 when both started from one matrix (the same seed), whose\n"
+              "              structure the other statistics then carry too: compare different seeds as well.\n"
+              "\"Resembles an output embedding more\" predicts each *_output above its *_input.\n\n"
+              "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis\n"
+              "         yoke analyze --model runs/lm-tied --against runs/lm-untied --out runs/lm-tied/analysis");
   ModelOptions model;
   add_model_options(cmd, model, /*with_device=*/false);
   std::string out;
@@ -52,6 +84,17 @@ int cmd_analyze(int argc, char** argv) {
   add_value(cmd, "--probes", options.random_probes, "N", "random unit vectors h for the normality maximum")
       ->capture_default_str();
   add_value(cmd, "--seed", seed, "N", "seed of those random vectors")->capture_default_str();
+  add_value(cmd, "--pairs", options.pairs, "N",
+            "random word pairs for the sphere's pair cosines and the --against correlations (all when fewer)")
+      ->capture_default_str();
+  std::string against_dir, against_checkpoint;
+  cmd.add_option("--against", against_dir, "an untied model (tie none) of the same vocabulary to compare --model's tied matrix with")
+      ->type_name("DIR");
+  cmd.add_option("--against-checkpoint", against_checkpoint, "checkpoint file in the --against DIR")
+      ->type_name("NAME")
+      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_value(cmd, "--knn-words", options.knn_words, "N", "--against: random words whose 10 nearest neighbours are compared")
+      ->capture_default_str();
   std::string hyp, ref;
   cmd.add_option("--hyp", hyp, "the model's translations of a test set, one per line (with --ref)")->type_name("FILE");
   cmd.add_option("--ref", ref, "that test set's references (with --hyp)")->type_name("FILE");
@@ -68,8 +111,18 @@ int cmd_analyze(int argc, char** argv) {
   if (*threads_given) at::set_num_threads(threads);
   options.seed = uint64_t(seed);
   if (options.random_probes < 0) throw InputError("--probes must not be negative");
+  if (options.pairs < 0) throw InputError("--pairs must not be negative");
+  if (options.knn_words < 0) throw InputError("--knn-words must not be negative");
+  if (!against_checkpoint.empty() && against_dir.empty()) throw InputError("--against-checkpoint needs --against");
 
   auto m = load_model(model.dir, model.checkpoint);  // on the CPU: the analyses are O(V·d)
+  std::optional<LoadedModel> against;
+  if (!against_dir.empty()) {
+    against = load_model(against_dir, against_checkpoint);
+    options.against = &*against;
+    options.model_path = model.dir;
+    options.against_path = against_dir;
+  }
   nlohmann::json j = analyze_model(m, out, options);
   if (draw_gradient_paths((fs::path(model.dir) / "metrics.jsonl").string(),
                           (fs::path(out) / "grad_paths.svg").string()))
@@ -91,6 +144,29 @@ int cmd_analyze(int argc, char** argv) {
   for (const auto& [name, s] : j["norms"].items())
     std::printf("‖w_i‖      %-32s mean %s  std %s  min %s  max %s\n", name.c_str(), number(s["mean"], "%.3f").c_str(),
                 number(s["std"], "%.3f").c_str(), number(s["min"], "%.3f").c_str(), number(s["max"], "%.3f").c_str());
+  for (const auto& [name, s] : j["sphere"].items())
+    std::printf("sphere     %-32s ‖mean ŵ‖ %s (uniform %s)  cos %s ± %s (uniform 0 ± %s)  PC1 %s (uniform %s)  "
+                "eff. dim %s (uniform %s)\n",
+                name.c_str(), number(s["mean_resultant_length"]["value"], "%.3f").c_str(),
+                number(s["mean_resultant_length"]["uniform_expected"], "%.3f").c_str(),
+                number(s["pair_cosine"]["mean"], "%.3f").c_str(), number(s["pair_cosine"]["std"], "%.3f").c_str(),
+                number(s["pair_cosine"]["uniform_expected_std"], "%.3f").c_str(),
+                number(s["top_pc_share"]["value"], "%.4f").c_str(),
+                number(s["top_pc_share"]["uniform_expected"], "%.4f").c_str(),
+                number(s["participation_ratio"]["value"], "%.1f").c_str(),
+                number(s["participation_ratio"]["uniform_expected"], "%.1f").c_str());
+  if (j.contains("against")) {
+    const auto& a = j["against"];
+    std::printf("against    %s: tied matrix vs its input E / output U (resembles output: second larger)\n",
+                a["model"].get<std::string>().c_str());
+    std::printf("           Spearman of pair cosines  %s / %s   kNN-10 overlap  %s / %s (chance %s)   CKA  %s / %s\n",
+                number(a["spearman_input"], "%.3f").c_str(), number(a["spearman_output"], "%.3f").c_str(),
+                number(a["knn10_input"], "%.3f").c_str(), number(a["knn10_output"], "%.3f").c_str(),
+                number(a["knn10_chance"], "%.4f").c_str(), number(a["cka_input"], "%.3f").c_str(),
+                number(a["cka_output"], "%.3f").c_str());
+    std::printf("           mean cos(W_i, ·_i) as stored  %s / %s (≈ 0 unless both models started from one matrix)\n",
+                number(a["row_cosine_input"], "%.3f").c_str(), number(a["row_cosine_output"], "%.3f").c_str());
+  }
   std::printf("wrote\n  %s\n", (fs::path(out) / "analysis.json").string().c_str());
   for (const auto& p : j["pictures"]) std::printf("  %s\n", (fs::path(out) / p.get<std::string>()).string().c_str());
   return 0;
