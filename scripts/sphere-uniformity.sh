@@ -27,7 +27,7 @@ for run in "$exp"/runs/*/seed*; do
   echo "sphere-uniformity: $variant $seed done" >&2
 done
 # The header records every invocation that wrote into OUT_DIR.
-echo "- \`${YOKE:+YOKE=$YOKE }$0 $*\` (checkpoint $ckpt), $(date -u +%F), commit $(git -C "$(dirname "$(readlink -f "$yoke")")" rev-parse --short HEAD 2>/dev/null || echo unknown)${NOTE:+: $NOTE}" >> "$out/commands.txt"
+echo "- \`${YOKE:+YOKE=$YOKE }$0 $*\` in $PWD (checkpoint $ckpt), $(date -u +%F), commit $(git -C "$(dirname "$(readlink -f "$yoke")")" rev-parse --short HEAD 2>/dev/null || echo unknown)${NOTE:+: $NOTE}" >> "$out/commands.txt"
 python3 - "$out" "${MACHINE:-2-core development machine}" <<'PY'
 import json, math, os, sys
 out, machine = sys.argv[1:3]
@@ -57,7 +57,9 @@ lines += ["", f"Machine: {machine}.", "",
           "R = ‖mean ŵ_i‖ (uniform ≈ 1/√V); the mean and std of ŵ_i·ŵ_j over 200000 random pairs i ≠ j",
           "(uniform 0 and 1/√d); the share of the centred unit rows' variance on the first principal component",
           "(uniform ≈ (1+√(d/V))²/d, the Marchenko–Pastur edge; 1/d as V → ∞) and the participation ratio",
-          "(Σλ)²/Σλ² of their covariance eigenvalues (uniform ≈ d/(1+(d−1)/V); d as V → ∞).", "",
+          "(Σλ)²/Σλ² of their covariance eigenvalues (uniform ≈ d/(1+(d−1)/V); d as V → ∞).",
+          "yoke initialises word matrices with i.i.d. Gaussian rows, whose unit rows are uniform on the sphere:",
+          "the bracketed values are also what the matrices measured before training.", "",
           "| variant | estimator | tie | matrix | seeds | V | d | R (uniform) | cos mean (uniform 0) | cos std (uniform) | top PC share (uniform) | participation ratio (uniform) |",
           "| :--- | :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 for (variant, matrix), rs in rows.items():

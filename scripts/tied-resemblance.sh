@@ -66,7 +66,7 @@ for group in ("same-seed", "cross-seed"):
         groups.setdefault(group, []).append((pair, a))
 lines = [f"# Seed 004 §4.5: does the tied matrix resemble the untied model's output matrix more than its input embedding?",
          "",
-         f"- command: `{command}`",
+         f"- command: `{command}` in {os.getcwd()}",
          f"- date: {datetime.date.today().isoformat()}",
          f"- machine: {machine}",
          f"- commit: {commit}",
