@@ -3,10 +3,11 @@
 // embedding". A tied model's word matrix W is compared with an untied model's input (target)
 // embedding E and output matrix U, over the same vocabulary, rows matched by word id.
 //
-// The two models are trained independently, so their coordinates are unrelated: any rotation of
-// a model's hidden space (applied to every layer) is the same model, so cos(W_i, E_i) across models
-// is meaningless. Only the structure of each matrix, how its rows sit relative to each other, can
-// be compared, with statistics that a rotation of either matrix leaves unchanged:
+// The two models are trained independently from different random starts, so nothing ties their
+// coordinates together (their spaces are related at best by an unknown transform), and
+// cos(W_i, E_i) across models is meaningless. Only the structure of each matrix, how its rows sit
+// relative to each other, can be compared, with statistics that a rotation of either matrix
+// leaves unchanged:
 //   spearman  Spearman's ρ between cos(W_i, W_j) and cos(E_i, E_j) over a fixed random sample of
 //             word pairs (the same pairs for E and for U): do the two agree on which words are alike?
 //   knn       mean |kNN_k(W, i) ∩ kNN_k(E, i)| / k over a random sample of query words, neighbours

@@ -54,22 +54,23 @@ int cmd_analyze(int argc, char** argv) {
               "                         component                                    uniform ≈ (1+√(d/V))²/d → 1/d\n"
               "  participation_ratio    (Σλ)²/Σλ² of their covariance eigenvalues, the effective\n"
               "                         dimension                                    uniform ≈ d/(1+(d−1)/V) → d\n\n"
-              "With --against UNTIED (a tie none model of the same task and vocabulary; --model must have\n"
-              "its target embedding and output tied: tie all, or decoder), analysis.json's \"against\" tests\n"
+              "With --against UNTIED (target embedding and output apart: tie none; same task, same target\n"
+              "vocabulary), --model having them tied (tie all or decoder), analysis.json's \"against\" tests\n"
               "seed 004 §4.5: the output path carries most of a tied matrix's gradient, so \"the tied matrix\n"
               "evolves to resemble an output embedding more than an input embedding\". The tied matrix W is\n"
               "compared with UNTIED's target embedding E (input) and output matrix U, rows matched by word\n"
-              "id. The models are trained apart, so their coordinates are unrelated (cos(W_i, E_i) means\n"
-              "nothing); only structure is compared, by statistics a rotation leaves unchanged:\n"
+              "id. Two models trained from different random starts have no reason to share coordinates\n"
+              "(their spaces are related at best by an unknown transform), so cos(W_i, E_i) compares\n"
+              "nothing; only structure is compared, by statistics a rotation leaves unchanged:\n"
               "  spearman_*  Spearman's ρ of cos(W_i, W_j) with cos(E_i, E_j), resp. cos(U_i, U_j), over the\n"
               "              same --pairs random word pairs\n"
               "  knn10_*     mean share of a word's 10 nearest rows (cosine) that W and E, resp. U, agree\n"
               "              on, over --knn-words random words (chance: 10/(V−1))\n"
               "  cka_*       linear CKA of the rows (1 for a rotation or rescaling of the same matrix)\n"
               "  *_input_output  the same between E and U (how alike the untied model's own matrices are).\n"
-              "  row_cosine_*    mean cos(W_i, E_i), resp. cos(W_i, U_i), as stored: not comparable across\n"
-              "              models, but far from 0 when both started from one matrix (the same seed), whose\n"
-              "              structure the other statistics then carry too: compare different seeds as well.\n"
+              "  row_cosine_*  a diagnostic, not a comparison: mean cos(W_i, E_i), resp. cos(W_i, U_i), as\n"
+              "              stored; ≈ 0 unless both models started from one matrix (the same seed), whose\n"
+              "              structure the statistics above then carry too: compare other seeds as well.\n"
               "\"Resembles an output embedding more\" predicts each *_output above its *_input.\n\n"
               "example: yoke analyze --model runs/tied-ende --out runs/tied-ende/analysis\n"
               "         yoke analyze --model runs/lm-tied --against runs/lm-untied --out runs/lm-tied/analysis");
@@ -83,7 +84,8 @@ int cmd_analyze(int argc, char** argv) {
       ->required();
   add_value(cmd, "--probes", options.random_probes, "N", "random unit vectors h for the normality maximum")
       ->capture_default_str();
-  add_value(cmd, "--seed", seed, "N", "seed of those random vectors")->capture_default_str();
+  add_value(cmd, "--seed", seed, "N", "seed of those random vectors, of the word pairs and of the --knn-words")
+      ->capture_default_str();
   add_value(cmd, "--pairs", options.pairs, "N",
             "random word pairs for the sphere's pair cosines and the --against correlations (all when fewer)")
       ->capture_default_str();
