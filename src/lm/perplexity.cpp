@@ -13,14 +13,23 @@
 namespace yoke {
 namespace {
 
-// Σ −log p(target) over the rows of `hidden` [N, d], under the model's estimator.
-double summed_nll(Transformer& model, const at::Tensor& hidden, const at::Tensor& target) {
-  if (hidden.size(0) == 0) return 0;
+// −log p(target) of each row of `hidden` [N, d], under the model's estimator, appended to `p`'s
+// per-prediction record and added to its nll in order.
+void add_nll(Transformer& model, const at::Tensor& hidden, const at::Tensor& target, Perplexity& p) {
+  if (hidden.size(0) == 0) return;
   auto logp = at::log_softmax(model.logits(hidden).to(at::kFloat), -1);
-  return -logp.gather(1, target.view({-1, 1})).sum().item<double>();
+  const auto nll = (-logp.gather(1, target.view({-1, 1}))).view({-1}).to(at::kCPU).contiguous();
+  const auto ids = target.to(at::kCPU).to(at::kInt).contiguous();
+  const float* v = nll.data_ptr<float>();
+  const int32_t* t = ids.data_ptr<int32_t>();
+  for (int64_t i = 0; i < nll.size(0); ++i) {
+    p.targets.push_back(t[i]);
+    p.token_nll.push_back(v[i]);
+    p.nll += double(v[i]);
+  }
 }
 
-double sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t max_tokens) {
+void sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t max_tokens, Perplexity& p) {
   TokenizedCorpus corpus;
   for (const auto& l : lines) {
     if (int64_t(l.size()) + 1 > model.spec().max_positions)
@@ -29,18 +38,16 @@ double sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lin
     corpus.add({}, l);
   }
   const auto lengths = lm_lengths(corpus, false);
-  double nll = 0;
   for (const auto& idx : make_token_batches(std::vector<uint32_t>(lengths.size(), 0), lengths, size_t(max_tokens), false, 0)) {
     const Batch b = make_lm_batch(corpus, idx, false);
     const auto device = model.parameters().front().device();
     const auto sel = select_real_positions(model.decode(b.tgt_in.to(device), nullptr), b.tgt_out.to(device), Vocab::pad);
-    nll += summed_nll(model, sel.hidden, sel.target);
+    add_nll(model, sel.hidden, sel.target, p);
   }
-  return nll;
 }
 
-double block_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t block, int64_t stride,
-                 int64_t max_tokens) {
+void block_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t block, int64_t stride,
+               int64_t max_tokens, Perplexity& p) {
   std::vector<int64_t> stream{Vocab::eos};
   for (const auto& l : lines) {
     stream.insert(stream.end(), l.begin(), l.end());
@@ -56,7 +63,6 @@ double block_nll(Transformer& model, const std::vector<std::vector<int>>& lines,
     done = end;
   }
   const int64_t rows = std::max<int64_t>(1, max_tokens / block);
-  double nll = 0;
   for (size_t w0 = 0; w0 < windows.size(); w0 += size_t(rows)) {
     const size_t n = std::min(windows.size() - w0, size_t(rows));
     auto in = at::zeros({int64_t(n), block}, at::kLong), out = at::zeros({int64_t(n), block}, at::kLong);
@@ -74,10 +80,9 @@ double block_nll(Transformer& model, const std::vector<std::vector<int>>& lines,
     const auto device = model.parameters().front().device();
     const auto hidden = model.decode(in.to(device), nullptr);
     const auto rows_kept = keep.view({-1}).nonzero().squeeze(1).to(device);
-    nll += summed_nll(model, hidden.reshape({-1, hidden.size(-1)}).index_select(0, rows_kept),
-                      out.to(device).view({-1}).index_select(0, rows_kept));
+    add_nll(model, hidden.reshape({-1, hidden.size(-1)}).index_select(0, rows_kept),
+            out.to(device).view({-1}).index_select(0, rows_kept), p);
   }
-  return nll;
 }
 
 }  // namespace
@@ -114,8 +119,15 @@ Perplexity lm_perplexity(Transformer& model, const std::vector<std::vector<int>>
     p.subwords += int64_t(lines[i].size()) + 1;
     p.words += words[i] + 1;
   }
-  if (!lines.empty())
-    p.nll = block == 0 ? sentence_nll(model, lines, max_tokens) : block_nll(model, lines, block, stride, max_tokens);
+  p.targets.reserve(size_t(p.subwords));
+  p.token_nll.reserve(size_t(p.subwords));
+  if (!lines.empty()) {
+    if (block == 0) sentence_nll(model, lines, max_tokens, p);
+    else block_nll(model, lines, block, stride, max_tokens, p);
+  }
+  if (int64_t(p.targets.size()) != p.subwords)
+    throw std::logic_error("perplexity: scored " + std::to_string(p.targets.size()) + " predictions, expected " +
+                           std::to_string(p.subwords));
   model.train(was_training);
   return p;
 }

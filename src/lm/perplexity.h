@@ -17,6 +17,11 @@ struct Perplexity {
   int64_t words = 0;       // whitespace-separated words of every line plus one end-of-line each
   int64_t lines = 0;
   int64_t block = 0, stride = 0;  // the scoring used (block 0: sentences)
+  // Every prediction, in the order scored: the target id and its −log p in nats (as the model's
+  // float log-softmax gives it). nll is their sum, added in this order in double precision, so
+  // anything that adds them up again in the same order (lm/frequency_bands.h) gets the same nll.
+  std::vector<int32_t> targets;
+  std::vector<float> token_nll;
   double per_subword() const;     // exp(nll / subwords)
   double per_word() const;        // exp(nll / words): the same likelihood spread over words
   std::string scoring() const;    // the scoring in words, for logs and reports
