@@ -6,17 +6,6 @@
 #include "util/error.h"
 
 namespace yoke {
-namespace {
-
-// The first id at which two vocabularies differ, or -1 when they are the same.
-int first_difference(const Vocab& a, const Vocab& b) {
-  if (a.size() != b.size()) return std::min(a.size(), b.size());
-  for (int id = 0; id < a.size(); ++id)
-    if (a.piece(id) != b.piece(id)) return id;
-  return -1;
-}
-
-}  // namespace
 
 size_t LoadedEnsemble::max_source_subwords() const {
   int64_t positions = first().model->spec().max_positions;

@@ -200,4 +200,11 @@ int Vocab::piece_to_id(const std::string& piece) const { return sp_->piece_to_id
 
 int Vocab::size() const { return sp_->size(); }
 
+int first_difference(const Vocab& a, const Vocab& b) {
+  if (a.size() != b.size()) return std::min(a.size(), b.size());
+  for (int id = 0; id < a.size(); ++id)
+    if (a.piece(id) != b.piece(id)) return id;
+  return -1;
+}
+
 }  // namespace yoke

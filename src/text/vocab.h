@@ -62,4 +62,9 @@ class Vocab {
   std::string path_;
 };
 
+// The first id at which two vocabularies differ (their pieces, or the smaller size when the sizes
+// differ), or -1 when they give every id the same piece. Files that differ in bytes only (a model
+// prepared again records other training options) compare equal.
+int first_difference(const Vocab& a, const Vocab& b);
+
 }  // namespace yoke
