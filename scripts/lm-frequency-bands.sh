@@ -33,9 +33,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+dirty"
 machine=${MACHINE:-$(uname -m), $(nproc) cores}
-python3 - "$exp" "$out" "$text" "$commit" "$0 $*" "${TRAIN_COUNTS_FROM:-}" "$machine" "${NOTE:-}" <<'PY'
+python3 - "$exp" "$out" "$text" "$commit" "$0 $*" "${TRAIN_COUNTS_FROM:-}" "$machine" "${NOTE:-}" "$PWD" "$yoke" <<'PY'
 import datetime, json, math, os, sys
-exp, out, text, commit, command, counts_from, machine, note = sys.argv[1:9]
+exp, out, text, commit, command, counts_from, machine, note, cwd, yoke = sys.argv[1:11]
+def signed(x): return f"{x:+.3f}".replace("-", "\u2212")
 meta = json.load(open(os.path.join(exp, "experiment.json")))
 variants = [v for v in meta["variants"] if os.path.isdir(os.path.join(out, v))]
 baseline = meta.get("baseline") or variants[0]
@@ -76,7 +77,7 @@ for lab, i in rows:
         cells.append(ms([math.exp(nll(runs[v][s])) for s in seeds], "{:.2f}"))
     for v in others:
         d = [nll(runs[v][s]) - nll(runs[baseline][s]) for s in seeds]
-        cells += [", ".join(f"{x:+.3f}" for x in d), f"{sum(d) / len(d):+.3f}"]
+        cells += [", ".join(signed(x) for x in d), signed(sum(d) / len(d))]
     lines.append("| " + " | ".join(cells) + " |")
 # How far each run trained: its last update against its max_updates (metrics.jsonl).
 trained = set()
@@ -90,13 +91,13 @@ trained_text = "; ".join(f"{u} updates (max_updates {m})" for u, m in sorted(tra
 tc = first["train_counts"]
 edges = ",".join(str(e) for e in tc["band_edges"])
 ckpt = os.path.basename(first["checkpoint"])
-header = f"""# Perplexity by training frequency of the predicted subword: {meta.get('title', exp)}
+header = f"""# Perplexity by training frequency of the predicted subword
 
 Seed 004 §3.2 says tying's regularization "is most pronounced for low-frequency tokens". This
 table splits each run's test perplexity by how often the predicted subword occurs in the training
 data; it states the measured numbers and draws no verdict.
 
-- Experiment: `{exp}` ({len(seeds)} seeds: {', '.join(seeds)}; baseline `{baseline}`), checkpoint `{ckpt}`; the runs trained {trained_text}.
+- Experiment: `{exp}`, "{meta.get('title', exp)}" ({len(seeds)} seeds: {', '.join(seeds)}; baseline `{baseline}`), checkpoint `{ckpt}`; the runs trained {trained_text}.
 - Text: `{text}` ({first['lines']} lines, {first['subwords']} predicted subwords incl. one end of line per line); scoring: {first['scoring']}.
 - Training counts: `{tc['data']}` ({tc['subwords']} subwords, {tc['lines']} lines); band edges {edges}. End of line is
   not a subword of the training text: it has its own row ("end of line", its count = the training lines) and is in no band.
@@ -105,7 +106,7 @@ data; it states the measured numbers and draws no verdict.
 - tokens / types: predictions in the text and their distinct subwords (the same in every run).
 """
 ident = f"""
-Produced by `{'TRAIN_COUNTS_FROM=' + counts_from + ' ' if counts_from else ''}{command}` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, yoke commit {commit}; machine: {machine}.
+Produced by `{'TRAIN_COUNTS_FROM=' + counts_from + ' ' if counts_from else ''}{command}` in `{cwd}` (yoke: `{yoke}`) on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, commit {commit} (the script's checkout); machine: {machine}.
 """ + (f"\n{note}\n" if note else "")
 open(os.path.join(out, "summary.md"), "w").write(header + ident + "\n" + "\n".join(lines) + "\n")
 print("\n".join(lines))
