@@ -6,7 +6,7 @@
 # configs/grids/seed001-norms-training-cpu.grid sets them) and an untrained model is measured
 # too: `yoke train` of the run's config and seed for one update at lr = 1e-12 writes the initial
 # weights (Adam moves each by at most lr · (warm-up share) ≈ 1e-14, far below the 3 decimals shown).
-# Usage: scripts/norms-over-training.sh EXPERIMENT_DIR OUT_DIR
+# Usage: scripts/norms-over-training.sh EXPERIMENT_DIR OUT_DIR   (YOKE names the binary; default build/yoke)
 set -euo pipefail
 [ $# -eq 2 ] || { sed -n 2,9p "$0" >&2; exit 2; }
 exp=$1 out=$2
