@@ -15,6 +15,8 @@ if len(sys.argv) < 2:
     sys.exit(__doc__)
 
 def fmt_ci(t):
+    if not t.get("delta_ci95"):  # one seed a side: no interval
+        return f"{t['delta_ppl']:+.2f} (one seed)"
     lo, hi = t["delta_ci95"]
     return f"{t['delta_ppl']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
@@ -50,7 +52,7 @@ for k, langs, vocab, u, t, lr, gap, n in rows:
     print(f"| {k} ({langs}) | {vocab} | {u['params'] / 1e6:.2f}M / {t['params'] / 1e6:.2f}M "
           f"| {100 * u['emb_fraction']:.1f}% ({100 * u['emb_fraction_closed_form']:.1f}%) "
           f"| {100 * t['emb_fraction']:.1f}% ({100 * t['emb_fraction_closed_form']:.1f}%) "
-          f"| {lr:+.3f} | {gap:.4f} ({n} seeds) |")
+          f"| {lr:+.3f} | {gap:.4f} ({n} seed{'s' if n != 1 else ''}) |")
 print()
 print("| languages | test | PPL untied | PPL tied | Δ PPL [95% CI] | ln(PPL tied / untied) | verdict |")
 print("| ---: | :--- | ---: | ---: | ---: | ---: | :--- |")
