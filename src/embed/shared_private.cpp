@@ -84,8 +84,21 @@ at::Tensor SharedPrivateBlocks::assemble(bool source_side) const {
   return at::cat(rows, 0).index_select(0, source_side ? src_order_ : tgt_order_);
 }
 
-at::Tensor SharedPrivateBlocks::source() const { return assemble(true); }
-at::Tensor SharedPrivateBlocks::target() const { return assemble(false); }
+std::vector<at::Tensor> SharedPrivateBlocks::side_tensors(bool source_side) const {
+  const auto& priv = source_side ? src_private_ : tgt_private_;
+  std::vector<at::Tensor> out(shared_.begin(), shared_.end());
+  out.insert(out.end(), priv.begin(), priv.end());
+  out.push_back(source_side ? src_unpaired_ : tgt_unpaired_);
+  out.push_back(source_side ? src_order_ : tgt_order_);
+  return out;
+}
+
+at::Tensor SharedPrivateBlocks::assembled(bool source_side) const {
+  return kept_[source_side].get(side_tensors(source_side), [&] { return assemble(source_side); });
+}
+
+at::Tensor SharedPrivateBlocks::source() const { return assembled(true); }
+at::Tensor SharedPrivateBlocks::target() const { return assembled(false); }
 
 AssembledMatrix::AssembledMatrix(std::shared_ptr<SharedPrivateBlocks> blocks, bool source_side)
     : WordMatrix(source_side ? blocks->layout().src_vocab : blocks->layout().tgt_vocab, blocks->layout().dim),

@@ -42,6 +42,11 @@ std::pair<at::Tensor, at::Tensor> WordMatrix::projection_operands(const at::Tens
   return {at::matmul(h, factor_b.t()), factor_a};
 }
 
+std::vector<at::Tensor> WordMatrix::derived_from() const {
+  if (rank_ == 0) return {weight};
+  return {factor_a, factor_b};
+}
+
 at::Tensor WordMatrix::full() const { return rank_ == 0 ? weight : at::matmul(factor_a, factor_b); }
 
 }  // namespace yoke

@@ -3,6 +3,7 @@
 // be materialised: lookup = A[ids]·B and project(h) = A·(B·h).
 #pragma once
 #include <utility>
+#include <vector>
 
 #include "compat/torch.h"
 
@@ -20,6 +21,9 @@ class WordMatrix : public torch::nn::Module {
   // (h', M) with project(h) = h'·Mᵀ and M as small as the storage allows: (h, W), or for a
   // factored matrix (h·Bᵀ, A). The fused output loss multiplies these itself.
   virtual std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const;
+  // The tensors this matrix's values are computed from: what a value derived from it and kept
+  // between decoding steps (embed/derived_cache.h) must watch for changes.
+  virtual std::vector<at::Tensor> derived_from() const;
 
   int64_t vocab() const { return vocab_; }
   int64_t dim() const { return dim_; }
@@ -43,6 +47,7 @@ class TensorMatrix : public WordMatrix {
   at::Tensor row_norms() const override { return w_.norm(2, {1}); }
   at::Tensor full() const override { return w_; }
   std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const override { return {h, w_}; }
+  std::vector<at::Tensor> derived_from() const override { return {w_}; }
 
  private:
   at::Tensor w_;
