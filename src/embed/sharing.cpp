@@ -143,11 +143,24 @@ at::Tensor WordEmbeddings::input(const WordMatrix& matrix, const at::Tensor& ids
 
 at::Tensor WordEmbeddings::embed_source(const at::Tensor& ids) const { return input(*source_, ids); }
 at::Tensor WordEmbeddings::embed_target(const at::Tensor& ids) const { return input(*target_, ids); }
-LogitParts WordEmbeddings::logit_parts(const at::Tensor& h) const {
-  return yoke::logit_parts(spec_.output, *use(*output_, path_output), h);
+
+RowTerms WordEmbeddings::row_terms_of(const WordMatrix& m) const {
+  // A tracking view (autograd on) is not the output matrix: its terms carry the recorded gradient.
+  if (spec_.output == Estimator::dot || &m != output_.get()) return row_terms(spec_.output, m);
+  return output_terms_.get(m.derived_from(), [&] { return row_terms(spec_.output, m); });
 }
-AffineLogits WordEmbeddings::affine_logits() const { return yoke::affine_logits(spec_.output, *output_); }
-at::Tensor WordEmbeddings::logits(const at::Tensor& h) const { return estimate_logits(spec_.output, *use(*output_, path_output), h); }
+
+LogitParts WordEmbeddings::logit_parts(const at::Tensor& h) const {
+  const auto m = use(*output_, path_output);
+  return yoke::logit_parts(spec_.output, *m, h, row_terms_of(*m));
+}
+AffineLogits WordEmbeddings::affine_logits() const {
+  return yoke::affine_logits(spec_.output, *output_, row_terms_of(*output_));
+}
+at::Tensor WordEmbeddings::logits(const at::Tensor& h) const {
+  const auto m = use(*output_, path_output);
+  return estimate_logits(spec_.output, *m, h, row_terms_of(*m));
+}
 
 int64_t count_parameters(const torch::nn::Module& model) {
   int64_t n = 0;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "config/enums.h"
+#include "embed/derived_cache.h"
 #include "embed/estimator.h"
 #include "embed/shared_private.h"
 #include "embed/word_matrix.h"
@@ -97,11 +98,15 @@ class WordEmbeddings : public torch::nn::Module {
   at::Tensor input(const WordMatrix& m, const at::Tensor& ids) const;
   // m itself, or while tracking a view of it whose gradient is added to the path's record.
   std::shared_ptr<const WordMatrix> use(const WordMatrix& m, Path path) const;
+  // The estimator's row terms of m: kept between calls while autograd is off when m is the
+  // output matrix (decoding computes them once per model, not once per step).
+  RowTerms row_terms_of(const WordMatrix& m) const;
 
   EmbeddingSpec spec_;
   std::shared_ptr<WordMatrix> source_, target_, output_;
   std::shared_ptr<SharedPrivateBlocks> blocks_;
   bool tracking_ = false;
+  DerivedCache<RowTerms> output_terms_;
   // Recorded gradients per (matrix, path), summed over uses and backward passes.
   std::shared_ptr<std::map<std::pair<const WordMatrix*, int>, at::Tensor>> path_grads_ =
       std::make_shared<std::map<std::pair<const WordMatrix*, int>, at::Tensor>>();
