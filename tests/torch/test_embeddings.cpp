@@ -158,6 +158,127 @@ TEST(GradientPaths, UntiedMatricesHaveNoCrossTerm) {
   EXPECT_TRUE(std::isnan(p.cosine_ab));
 }
 
+// Without autograd (decoding) the estimator's row terms are computed once and kept
+// (embed/derived_cache.h): repeated calls give, bit for bit, what a fresh computation gives.
+TEST_P(EstimatorLogits, KeptWithoutAutogradAndBitIdentical) {
+  for (int64_t rank : {0, 3}) {
+    at::manual_seed(11);
+    auto spec = small_spec(Tie::all, GetParam(), 13, 8);
+    spec.factored_rank = rank;
+    WordEmbeddings emb(spec);
+    auto h = at::randn({5, 8});
+    auto ids = at::tensor({1, 4, 7, 12}, at::kLong);
+    // With autograd on nothing is kept: these are the uncached numbers.
+    const auto logits = emb.logits(h).detach(), rows = emb.embed_target(ids).detach();
+    const auto parts = emb.logit_parts(h);
+    const auto affine = emb.affine_logits();
+    EXPECT_TRUE(at::allclose(logits.to(at::kDouble), direct_logits(GetParam(), emb.output().full().detach(), h), 1e-4,
+                             1e-4));
+    at::NoGradGuard no_grad;
+    auto same = [](const at::Tensor& a, const at::Tensor& b) {
+      return a.defined() == b.defined() && (!a.defined() || at::equal(a, b.detach()));
+    };
+    for (int call = 0; call < 2; ++call) {
+      EXPECT_TRUE(at::equal(emb.logits(h), logits)) << name_of(GetParam()) << " rank " << rank << " call " << call;
+      EXPECT_TRUE(at::equal(emb.embed_target(ids), rows)) << name_of(GetParam()) << " call " << call;
+      const auto p = emb.logit_parts(h);
+      EXPECT_TRUE(same(p.h, parts.h) && same(p.matrix, parts.matrix) && same(p.scale, parts.scale) &&
+                  same(p.bias, parts.bias))
+          << name_of(GetParam()) << " rank " << rank << " call " << call;
+      const auto a = emb.affine_logits();
+      EXPECT_TRUE(same(a.matrix, affine.matrix) && same(a.bias, affine.bias))
+          << name_of(GetParam()) << " rank " << rank << " call " << call;
+    }
+  }
+}
+
+// A kept value follows every change of the weights the version counter sees: an in-place edit
+// (an optimizer step, a checkpoint load, averaging), a new dtype (model.to(...)). Were the
+// versions ignored, logits() after an edit would return the numbers from before it. The
+// reference is the free estimate_logits, which keeps nothing.
+TEST_P(EstimatorLogits, KeptValueFollowsInPlaceEditsAndDtype) {
+  for (int64_t rank : {0, 3}) {
+    at::manual_seed(12);
+    auto spec = small_spec(Tie::all, GetParam(), 13, 8);
+    spec.factored_rank = rank;
+    WordEmbeddings emb(spec);
+    auto h = at::randn({5, 8});
+    auto uncached = [&] { return estimate_logits(GetParam(), emb.output(), h); };
+    at::NoGradGuard no_grad;
+    const auto before = emb.logits(h);
+    EXPECT_TRUE(at::equal(emb.logits(h), before));  // the same numbers again, now from what was kept
+    for (auto& p : emb.parameters()) p.mul_(at::rand(p.sizes()) + 0.5);  // new norms, not a rescaling
+    const auto after = emb.logits(h);
+    EXPECT_FALSE(at::allclose(after, before, 1e-3, 1e-3)) << name_of(GetParam()) << " rank " << rank;
+    EXPECT_TRUE(at::equal(after, uncached())) << name_of(GetParam()) << " rank " << rank;
+    EXPECT_TRUE(at::allclose(after.to(at::kDouble), direct_logits(GetParam(), emb.output().full(), h), 1e-4, 1e-4))
+        << name_of(GetParam()) << " rank " << rank;
+    // A single cell.
+    (rank ? emb.output().factor_a : emb.output().weight)[4][1].add_(1.0);
+    const auto one_cell = emb.logits(h);
+    EXPECT_FALSE(at::equal(one_cell.select(1, 4), after.select(1, 4))) << name_of(GetParam()) << " rank " << rank;
+    EXPECT_TRUE(at::equal(one_cell, uncached())) << name_of(GetParam()) << " rank " << rank;
+    // model.to(dtype): new storage of another type, never the float value kept before.
+    emb.to(at::kDouble);
+    h = h.to(at::kDouble);
+    const auto dbl = emb.logits(h);
+    EXPECT_EQ(dbl.scalar_type(), at::kDouble);
+    EXPECT_TRUE(at::equal(dbl, uncached())) << name_of(GetParam()) << " rank " << rank;
+  }
+}
+
+// Kept means not recomputed: a write that bypasses the version counter (.data() makes a tensor
+// with a counter of its own; yoke writes no parameter that way) is not seen until a versioned
+// write, or until a pass with autograd on, which keeps nothing and releases what was kept.
+// dot keeps nothing.
+TEST_P(EstimatorLogits, KeptValueIsReusedUntilAVersionChanges) {
+  if (GetParam() == Estimator::dot) GTEST_SKIP() << "dot has no row terms";
+  at::manual_seed(13);
+  WordEmbeddings emb(small_spec(Tie::all, GetParam(), 13, 8));
+  auto h = at::randn({5, 8});
+  auto& w = emb.output().weight;
+  auto uncached = [&] { return estimate_logits(GetParam(), emb.output(), h); };
+  at::NoGradGuard no_grad;
+  for (bool versioned : {true, false}) {
+    emb.logits(h);
+    const auto version = w._version();
+    w.data().add_(at::randn({13, 8}));  // row terms change; the counter does not
+    ASSERT_EQ(w._version(), version);
+    const auto unseen = emb.logits(h);
+    EXPECT_FALSE(at::allclose(unseen, uncached(), 1e-3, 1e-3)) << name_of(GetParam());
+    if (versioned) {
+      w.add_(0.0);  // a versioned write, no change of value
+    } else {
+      at::AutoGradMode grad(true);
+      emb.logits(h);
+    }
+    const auto seen = emb.logits(h);
+    EXPECT_TRUE(at::equal(seen, uncached())) << name_of(GetParam()) << (versioned ? " after add_" : " after autograd");
+    EXPECT_TRUE(at::allclose(seen.to(at::kDouble), direct_logits(GetParam(), w, h), 1e-4, 1e-4));
+  }
+}
+
+// Gradients after a no-grad pass filled the cache: the same as from a fresh model, to every
+// parameter (autograd on keeps nothing and never reads what was kept).
+TEST_P(EstimatorLogits, GradientsAfterANoGradPassAreUnchanged) {
+  auto run = [&](bool decode_first) {
+    at::manual_seed(14);
+    WordEmbeddings emb(small_spec(Tie::all, GetParam(), 13, 8));
+    auto h = at::randn({5, 8});
+    auto ids = at::tensor({1, 4, 7, 12}, at::kLong);
+    if (decode_first) {
+      at::NoGradGuard no_grad;
+      emb.logits(h);
+      emb.embed_target(ids);
+    }
+    (at::log_softmax(emb.logits(h), -1).select(1, 3).sum() + emb.embed_target(ids).pow(2).sum()).backward();
+    return emb.output().weight.grad().clone();
+  };
+  const auto fresh = run(false), after = run(true);
+  EXPECT_GT(fresh.abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(at::equal(fresh, after)) << name_of(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEstimators, EstimatorLogits, ::testing::ValuesIn(kEstimators),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 

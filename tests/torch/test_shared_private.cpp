@@ -2,6 +2,10 @@
 // add up, what the parameters cost, and that every estimator trains on them.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <string>
+
 #include "embed/sharing.h"
 #include "util/error.h"
 
@@ -186,6 +190,123 @@ TEST_P(SharedPrivateEstimators, TrainsAndStaysShared) {
   EXPECT_LT(last, 0.8 * first) << name_of(GetParam());
   auto src = emb.source()->full(), tgt = emb.target().full();
   EXPECT_TRUE(at::equal(src[4].narrow(0, 0, 9), tgt[5].narrow(0, 0, 9)));
+}
+
+
+namespace {
+
+std::shared_ptr<WordEmbeddings> shared_private_embeddings(Estimator e) {
+  EmbeddingSpec spec;
+  spec.tie = Tie::shared_private;
+  spec.output = e;
+  spec.src_vocab = 9;
+  spec.tgt_vocab = 8;
+  spec.dim = 10;
+  spec.scale_by_sqrt_dim = false;
+  spec.shared_private = std::make_shared<SharedPrivateLayout>(small_layout());
+  return std::make_shared<WordEmbeddings>(spec);
+}
+
+bool same(const at::Tensor& a, const at::Tensor& b) {
+  return a.defined() == b.defined() && (!a.defined() || at::equal(a, b.detach()));
+}
+
+}  // namespace
+
+// Without autograd (decoding) each side is assembled once and kept (embed/derived_cache.h):
+// lookups, logits and the parts the fused loss and int8 decoding read are, bit for bit, what
+// assembling afresh gives.
+TEST_P(SharedPrivateEstimators, KeptWithoutAutogradAndBitIdentical) {
+  at::manual_seed(5);
+  auto emb = shared_private_embeddings(GetParam());
+  auto src_ids = at::tensor(std::vector<int64_t>{4, 5, 6, 7, 8, 0}, at::kLong);
+  auto tgt_ids = at::tensor(std::vector<int64_t>{5, 7, 4, 6, 1, 0}, at::kLong);
+  auto h = at::randn({3, 10});
+  // Autograd on: nothing kept, every value assembled afresh.
+  const auto src = emb->source()->full(), tgt = emb->target().full();
+  const auto x = emb->embed_source(src_ids), y = emb->embed_target(tgt_ids), logits = emb->logits(h);
+  const auto parts = emb->logit_parts(h);
+  const auto affine = emb->affine_logits();
+  EXPECT_FALSE(emb->target().full().is_same(tgt));
+  at::NoGradGuard no_grad;
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_TRUE(same(emb->source()->full(), src) && same(emb->target().full(), tgt)) << call;
+    EXPECT_TRUE(same(emb->embed_source(src_ids), x)) << name_of(GetParam()) << " call " << call;
+    EXPECT_TRUE(same(emb->embed_target(tgt_ids), y)) << name_of(GetParam()) << " call " << call;
+    EXPECT_TRUE(same(emb->logits(h), logits)) << name_of(GetParam()) << " call " << call;
+    const auto p = emb->logit_parts(h);
+    EXPECT_TRUE(same(p.h, parts.h) && same(p.matrix, parts.matrix) && same(p.scale, parts.scale) &&
+                same(p.bias, parts.bias))
+        << name_of(GetParam()) << " call " << call;
+    const auto a = emb->affine_logits();
+    EXPECT_TRUE(same(a.matrix, affine.matrix) && same(a.bias, affine.bias)) << name_of(GetParam()) << " call " << call;
+  }
+  // Kept: the same tensor, not assembled again.
+  EXPECT_TRUE(emb->target().full().is_same(emb->target().full()));
+  EXPECT_TRUE(emb->source()->full().is_same(emb->source()->full()));
+}
+
+// An in-place edit of any block (an optimizer step, a checkpoint load, averaging) reaches the
+// next lookup and logits; were the versions ignored, they would return the kept matrices.
+TEST_P(SharedPrivateEstimators, KeptMatricesFollowEveryBlock) {
+  at::manual_seed(6);
+  auto emb = shared_private_embeddings(GetParam());
+  auto src_ids = at::arange(9, at::kLong), tgt_ids = at::arange(8, at::kLong);
+  auto h = at::randn({3, 10});
+  auto fresh = [&] {
+    at::AutoGradMode grad(true);
+    return std::vector<at::Tensor>{emb->embed_source(src_ids).detach(), emb->embed_target(tgt_ids).detach(),
+                                   emb->logits(h).detach()};
+  };
+  at::NoGradGuard no_grad;
+  for (const auto& p : emb->named_parameters(true)) {
+    const auto x = emb->embed_source(src_ids), y = emb->embed_target(tgt_ids), l = emb->logits(h);
+    p.value()[0][0].add_(1.0);
+    const auto x2 = emb->embed_source(src_ids), y2 = emb->embed_target(tgt_ids), l2 = emb->logits(h);
+    const bool source_side = p.key().find("tgt_") == std::string::npos;
+    const bool target_side = p.key().find("src_") == std::string::npos;
+    EXPECT_EQ(!at::equal(x, x2), source_side) << p.key();
+    EXPECT_EQ(!at::equal(y, y2), target_side) << p.key();
+    EXPECT_EQ(!at::equal(l, l2), target_side) << p.key();
+    const auto want = fresh();
+    EXPECT_TRUE(at::equal(x2, want[0]) && at::equal(y2, want[1]) && at::equal(l2, want[2]))
+        << p.key() << " " << name_of(GetParam());
+  }
+  // A new dtype in new storage, the version counters untouched (Module::to would also turn the
+  // integer row orders into doubles): never the float matrices kept before.
+  for (auto& p : emb->parameters()) p.set_data(p.to(at::kDouble));
+  EXPECT_EQ(emb->target().full().scalar_type(), at::kDouble);
+  EXPECT_EQ(emb->logits(h.to(at::kDouble)).scalar_type(), at::kDouble);
+  EXPECT_EQ(emb->embed_source(src_ids).scalar_type(), at::kDouble);
+}
+
+// Training after a no-grad pass filled the cache: every block gets the gradient it gets in a
+// fresh model, bit for bit (autograd on never reads what was kept).
+TEST_P(SharedPrivateEstimators, GradientsReachEveryBlockAfterANoGradPass) {
+  auto run = [&](bool decode_first) {
+    at::manual_seed(7);
+    auto emb = shared_private_embeddings(GetParam());
+    auto src_ids = at::arange(9, at::kLong), tgt_ids = at::arange(8, at::kLong);
+    auto h = at::randn({4, 10}), c = at::randn({9, 10}), d = at::randn({8, 10});
+    if (decode_first) {
+      at::NoGradGuard no_grad;
+      emb->embed_source(src_ids);
+      emb->embed_target(tgt_ids);
+      emb->logits(h);
+    }
+    ((emb->embed_source(src_ids) * c).sum() + (emb->embed_target(tgt_ids) * d).sum() +
+     at::log_softmax(emb->logits(h), -1).select(1, 5).sum())
+        .backward();
+    std::map<std::string, at::Tensor> grads;
+    for (const auto& p : emb->named_parameters(true)) grads[p.key()] = p.value().grad().clone();
+    return grads;
+  };
+  const auto fresh = run(false), after = run(true);
+  ASSERT_EQ(fresh.size(), 11u);
+  for (const auto& [name, g] : fresh) {
+    EXPECT_GT(g.abs().sum().item<double>(), 0.0) << name;
+    EXPECT_TRUE(at::equal(g, after.at(name))) << name << " " << name_of(GetParam());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEstimators, SharedPrivateEstimators,
