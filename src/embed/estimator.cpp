@@ -27,7 +27,7 @@ namespace {
 // into t: the same bits as into a new tensor, without a new N×V tensor every decoding step (an
 // 8000-word division out of place cost 7 ms of a 19 ms step at 256 rows; in place 0.3 ms).
 bool may_overwrite(const at::Tensor& t) {
-  return !at::GradMode::is_enabled() && t.use_count() == 1 && t.storage().use_count() == 1;
+  return !at::GradMode::is_enabled() && t.use_count() == 1 && t.has_storage() && t.storage().use_count() == 1;
 }
 }  // namespace
 

@@ -17,7 +17,7 @@ class WordMatrix : public torch::nn::Module {
   virtual at::Tensor lookup(const at::Tensor& ids) const;   // [...] → [..., d]
   virtual at::Tensor project(const at::Tensor& h) const;    // [N, d] → [N, V]: h·Wᵀ
   virtual at::Tensor row_norms() const;                     // [V]: ‖w_i‖, differentiable
-  virtual at::Tensor full() const;                          // [V, d], materialised (analysis, tests)
+  virtual at::Tensor full() const;                          // [V, d], materialised, read only (analysis, tests)
   // (h', M) with project(h) = h'·Mᵀ and M as small as the storage allows: (h, W), or for a
   // factored matrix (h·Bᵀ, A). The fused output loss multiplies these itself.
   virtual std::pair<at::Tensor, at::Tensor> projection_operands(const at::Tensor& h) const;
