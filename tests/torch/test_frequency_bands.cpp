@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "tiny_model.h"
 #include "config/config.h"
 #include "lm/frequency_bands.h"
 #include "lm/perplexity.h"
@@ -35,21 +36,6 @@ TrainingCounts edge_counts() {
   c.by_id = {0, 0, 0, 500, 0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 123456};
   c.lines = 500;
   for (int64_t n : c.by_id) c.tokens += n;
-  return c;
-}
-
-Config tiny_lm(int vocab) {
-  Config c;
-  c.task = Task::lm;
-  c.tgt_vocab_size = c.src_vocab_size = vocab;
-  c.joint_vocab = true;
-  c.tie = Tie::all;
-  c.d_model = 32;
-  c.heads = 2;
-  c.ffn_dim = 64;
-  c.decoder_layers = 2;
-  c.dropout = 0;
-  c.max_positions = 64;
   return c;
 }
 

@@ -10,6 +10,7 @@
 
 #include "batch/lm_batch.h"
 #include "cli_helpers.h"
+#include "tiny_model.h"
 #include "config/config.h"
 #include "lm/generate.h"
 #include "lm/perplexity.h"
@@ -22,21 +23,6 @@ using namespace yoke;
 using namespace yoke::test;
 
 namespace {
-
-Config tiny_lm(int vocab) {
-  Config c;
-  c.task = Task::lm;
-  c.tgt_vocab_size = c.src_vocab_size = vocab;
-  c.joint_vocab = true;
-  c.tie = Tie::all;
-  c.d_model = 32;
-  c.heads = 2;
-  c.ffn_dim = 64;
-  c.decoder_layers = 2;
-  c.dropout = 0;
-  c.max_positions = 64;
-  return c;
-}
 
 std::vector<std::vector<int>> repeated_lines(int n_lines) {
   std::vector<std::vector<int>> lines;

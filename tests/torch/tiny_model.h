@@ -1,4 +1,4 @@
-// The small encoder-decoder configurations the model tests build: joint vocabulary, no dropout.
+// The small configurations the model tests build: joint vocabulary, no dropout.
 #pragma once
 #include "config/config.h"
 
@@ -19,6 +19,22 @@ inline Config tiny_config(Tie tie = Tie::all, Estimator output = Estimator::dot,
   c.dropout = 0.0;
   c.tie = tie;
   c.output = output;
+  c.max_positions = 64;
+  return c;
+}
+
+// A two-layer decoder-only language model of the same small size (tie all, no dropout).
+inline Config tiny_lm(int vocab) {
+  Config c;
+  c.task = Task::lm;
+  c.tgt_vocab_size = c.src_vocab_size = vocab;
+  c.joint_vocab = true;
+  c.tie = Tie::all;
+  c.d_model = 32;
+  c.heads = 2;
+  c.ffn_dim = 64;
+  c.decoder_layers = 2;
+  c.dropout = 0;
   c.max_positions = 64;
   return c;
 }
