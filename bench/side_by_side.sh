@@ -38,19 +38,7 @@ head -n "$sentences" "$src" >"$out/src.txt"
 # Each model's training config as `key = value` lines, from its metrics.jsonl start record.
 for m in "${models[@]}"; do
   name=${m%%=*} dir=${m#*=}
-  /usr/bin/python3 - "$dir/metrics.jsonl" >"$out/$name.conf" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    record = json.loads(line)
-    if record.get("type") == "start":
-        for key, value in record["config"].items():
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            print(f"{key} = {value}")
-        break
-else:
-    sys.exit(f"{sys.argv[1]}: no start record")
-PY
+  /usr/bin/python3 scripts/run-config.py "$dir/metrics.jsonl" >"$out/$name.conf"
 done
 
 train_rate() {  # NAME TAG

@@ -21,14 +21,7 @@ for run in "$exp"/runs/*/seed*; do
   mkdir -p "$dest"
   # Update 0: the same config and seed, one update at lr = 1e-12 (the weights as initialised;
   # max_updates = 0 means "no limit" and lr must be positive).
-  /usr/bin/python3 - "$run/model/metrics.jsonl" >"$tmp/init.conf" <<'PY'
-import json, sys
-for record in map(json.loads, open(sys.argv[1])):
-    if record.get("type") == "start":
-        for key, value in record["config"].items():
-            print(f"{key} = {str(value).lower() if isinstance(value, bool) else value}")
-        break
-PY
+  /usr/bin/python3 "$(dirname "$0")/run-config.py" "$run/model/metrics.jsonl" >"$tmp/init.conf"
   rm -rf "$tmp/init"
   "$yoke" train --config "$tmp/init.conf" --set save_dir="$tmp/init" --set max_updates=1 --set lr=1e-12 \
     --set valid_interval=1000000 --set threads=1 >/dev/null 2>&1
