@@ -25,7 +25,7 @@ all_twins=(
   seed004-lm-gradshare-gpu seed004-lm-alpha-gpu seed004-lm-factored-gpu seed004-lm-scale-gpu
   seed004-multilingual-1-gpu seed001-ende-gpu seed004-multilingual-2-gpu lm-multi30k-en-gpu
   seed004-multilingual-4-gpu seed001-norms-training-gpu seed001-dynamicconv-gpu seed001-dim-d256-gpu
-  seed001-dim-d512-gpu seed003-lambda-gpu seed001-dim-d1024-gpu seed003-ende-gpu seed003-encs-gpu
+  seed001-dim-d512-gpu seed003-lambda-gpu seed003-threshold-gpu seed001-dim-d1024-gpu seed003-ende-gpu seed003-encs-gpu
 )
 
 if [ "${1:-}" = --list ]; then
@@ -97,12 +97,14 @@ ensure_data() {
   esac
 }
 
-# ensure_pairs FILE: shared-private's pair file, at seed003-ende-cpu.grid's threshold.
+# ensure_pairs FILE: shared-private's pair file: pairs-tX.tsv at threshold X (seed003-threshold
+# grids), pairs.tsv at seed003-ende-cpu.grid's 0.02.
 ensure_pairs() {
-  local file=$1
+  local file=$1 threshold=0.02
   [ -f "$file" ] && return 0
+  case "$(basename "$file")" in pairs-t*.tsv) threshold=$(basename "$file" .tsv); threshold=${threshold#pairs-t} ;; esac
   ensure_data "$(dirname "$file")"
-  "$yoke" pair --data "$(dirname "$file")" --threshold 0.02 --out "$file"
+  "$yoke" pair --data "$(dirname "$file")" --threshold "$threshold" --out "$file"
 }
 
 # The values of KEY in the grid (and, for data, in its config when the grid sets none).
