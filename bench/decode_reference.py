@@ -74,10 +74,10 @@ def load_model(path):
                     if isinstance(mod, torch.nn.LayerNorm):
                         mod.weight.copy_(g(p + name + ".weight")), mod.bias.copy_(g(p + name + ".bias"))
                         continue
-                    kv_w, kv_b = g(p + name + ".kv_weight"), g(p + name + ".kv_bias")
+                    kv_w = g(p + name + ".kv_weight")
                     mod.q.weight.copy_(g(p + name + ".q_weight")), mod.q.bias.copy_(g(p + name + ".q_bias"))
-                    mod.k.weight.copy_(kv_w[:d]), mod.k.bias.copy_(kv_b[:d])
-                    mod.v.weight.copy_(kv_w[d:]), mod.v.bias.copy_(kv_b[d:])
+                    mod.k.weight.copy_(kv_w[:d])  # keys have no bias (src/model/attention.h)
+                    mod.v.weight.copy_(kv_w[d:]), mod.v.bias.copy_(g(p + name + ".v_bias"))
                     mod.o.weight.copy_(g(p + name + ".out_weight")), mod.o.bias.copy_(g(p + name + ".out_bias"))
                 layer.n3.weight.copy_(g(p + "ffn_norm.weight")), layer.n3.bias.copy_(g(p + "ffn_norm.bias"))
                 layer.ff1.weight.copy_(g(p + "ffn.w1")), layer.ff1.bias.copy_(g(p + "ffn.b1"))

@@ -66,7 +66,9 @@ def sinusoidal(max_len, dim):
 class Attention(torch.nn.Module):
     def __init__(self, d, heads, dropout):
         super().__init__()
-        self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(4))
+        # Keys without bias, as yoke's (src/model/attention.h): a key bias cannot change a softmax.
+        self.q, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(3))
+        self.k = torch.nn.Linear(d, d, bias=False)
         self.heads, self.dropout = heads, dropout
 
     def split(self, x):

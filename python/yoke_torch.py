@@ -238,9 +238,21 @@ class Attention(torch.nn.Module):
 
     def __init__(self, get, prefix, heads):
         super().__init__()
-        for n in ("q_weight", "q_bias", "kv_weight", "kv_bias", "out_weight", "out_bias"):
+        for n in ("q_weight", "q_bias", "kv_weight", "out_weight", "out_bias"):
             setattr(self, n, get(f"{prefix}.{n}"))
+        # Keys have no bias (src/model/attention.h); exports from before that hold kv_bias [2d],
+        # whose key half shifts every score of a query alike and so is dropped.
+        if get.has(f"{prefix}.kv_bias"):
+            kv_bias = get(f"{prefix}.kv_bias")
+            self.v_bias = torch.nn.Parameter(kv_bias[kv_bias.shape[0] // 2:].clone(), requires_grad=False)
+        else:
+            self.v_bias = get(f"{prefix}.v_bias")
         self.heads = heads
+
+    @property
+    def kv_bias(self):
+        """The fused key/value product's bias: zeros for the keys, then the values' bias."""
+        return torch.cat([torch.zeros_like(self.v_bias), self.v_bias])
 
     def split(self, x):
         b, t, d = x.shape

@@ -11,17 +11,19 @@ MultiheadAttention::MultiheadAttention(int64_t dim, int64_t heads, double dropou
   q_weight = register_parameter("q_weight", xavier_uniform(dim, dim));
   q_bias = register_parameter("q_bias", at::zeros({dim}));
   kv_weight = register_parameter("kv_weight", at::cat({xavier_uniform(dim, dim), xavier_uniform(dim, dim)}, 0));
-  kv_bias = register_parameter("kv_bias", at::zeros({2 * dim}));
+  v_bias = register_parameter("v_bias", at::zeros({dim}));
   out_weight = register_parameter("out_weight", xavier_uniform(dim, dim));
   out_bias = register_parameter("out_bias", at::zeros({dim}));
 }
+
+at::Tensor MultiheadAttention::kv_bias() const { return at::cat({at::zeros_like(v_bias), v_bias}); }
 
 at::Tensor MultiheadAttention::split_heads(const at::Tensor& x) const {
   return x.view({x.size(0), x.size(1), heads_, dim_ / heads_}).transpose(1, 2);
 }
 
 KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
-  auto kv = (kv8_ ? (*kv8_)(memory) : at::linear(memory, kv_weight, kv_bias)).chunk(2, -1);
+  auto kv = (kv8_ ? (*kv8_)(memory) : at::linear(memory, kv_weight, kv_bias())).chunk(2, -1);
   return {split_heads(kv[0]), split_heads(kv[1])};
 }
 
@@ -33,13 +35,13 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
 
 void MultiheadAttention::use_int8(const Int8Weights& weights, const std::string& prefix) {
   q8_ = int8_linear(weights, prefix + "q_weight", q_bias);
-  kv8_ = int8_linear(weights, prefix + "kv_weight", kv_bias);
+  kv8_ = int8_linear(weights, prefix + "kv_weight", kv_bias());
   out8_ = int8_linear(weights, prefix + "out_weight", out_bias);
   // One scale per output row, so the fused q/k/v rows are the q rows and the k/v rows as they are.
   const auto& q = weights.at(prefix + "q_weight");
   const auto& kv = weights.at(prefix + "kv_weight");
   qkv8_ = std::make_shared<const Int8Linear>(
-      Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias}, 0));
+      Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias()}, 0));
 }
 
 at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {
@@ -54,7 +56,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
     b = cache->qkv_bias;
   } else {
     w = at::cat({q_weight, kv_weight}, 0);
-    b = at::cat({q_bias, kv_bias}, 0);
+    b = at::cat({q_bias, at::zeros_like(v_bias), v_bias}, 0);
     if (cache && !at::GradMode::is_enabled()) {
       cache->qkv_weight = w;
       cache->qkv_bias = b;

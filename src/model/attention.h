@@ -1,6 +1,11 @@
 // Multi-head attention with separate query and fused key/value projections, so that
 // self-attention projects q,k,v in one matrix product and cross-attention can compute the
 // encoder's keys/values once per sentence (decoding caches them).
+//
+// Keys have no bias. A key bias b adds q·b to every score of a query alike, and softmax is blind
+// to a common shift: its true gradient is 0, so Adam only divided rounding noise by its own root
+// and moved it by about lr a step in a direction set by the order of sums (the weights of one
+// run then differed by 2e-4 between BLAS kernel families). Values keep theirs (v_bias).
 #pragma once
 #include "compat/torch.h"
 #include "model/int8_linear.h"
@@ -29,7 +34,9 @@ class MultiheadAttention : public torch::nn::Module {
   // "q_weight"], [prefix + "kv_weight"], [prefix + "out_weight"]; the biases stay fp32.
   void use_int8(const Int8Weights& weights, const std::string& prefix);
 
-  at::Tensor q_weight, q_bias, kv_weight, kv_bias, out_weight, out_bias;
+  at::Tensor q_weight, q_bias, kv_weight, v_bias, out_weight, out_bias;
+  // The bias of the fused key/value product: zeros for the keys, then v_bias.
+  at::Tensor kv_bias() const;
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, T, d] → [B, H, T, dh]

@@ -218,11 +218,28 @@ constexpr const char* kModelPrefix = "model.";
 
 std::string model_tensor_name(const std::string& parameter) { return kModelPrefix + parameter; }
 
+namespace {
+constexpr const char* kLegacyKvBias = ".kv_bias";
+}  // namespace
+
+bool is_legacy_kv_bias(const std::string& parameter) {
+  const std::string end = kLegacyKvBias;
+  return parameter.size() > end.size() && parameter.compare(parameter.size() - end.size(), end.size(), end) == 0;
+}
+
 std::map<std::string, at::Tensor> model_weights(const Checkpoint& ckpt) {
   const std::string prefix = kModelPrefix;
   std::map<std::string, at::Tensor> out;
-  for (const auto& [name, t] : ckpt.tensors)
-    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = t;
+  for (const auto& [name, t] : ckpt.tensors) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const auto parameter = name.substr(prefix.size());
+    if (is_legacy_kv_bias(parameter) && t.dim() == 1 && t.size(0) % 2 == 0) {
+      const auto base = parameter.substr(0, parameter.size() - std::string(kLegacyKvBias).size());
+      out[base + ".v_bias"] = t.narrow(0, t.size(0) / 2, t.size(0) / 2);
+    } else {
+      out[parameter] = t;
+    }
+  }
   return out;
 }
 

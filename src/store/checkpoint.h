@@ -46,7 +46,12 @@ std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::str
 // The names of a checkpoint's tensors are owned here and in store/int8_model.h (int8 weights):
 // a model parameter or buffer NAME is stored as "model.NAME".
 std::string model_tensor_name(const std::string& parameter);
-// The model's tensors of a checkpoint, by parameter name; and the other way.
+// Attention layers of files written before November 2026 hold "X.kv_bias" [2d] (key bias, then
+// value bias) where they now hold "X.v_bias" [d]: model_weights() reads the value half as
+// X.v_bias and drops the key half, which shifts all of a query's scores alike and so changes no
+// output beyond float rounding (model/attention.h).
+bool is_legacy_kv_bias(const std::string& parameter);
+// The model's tensors of a checkpoint, by parameter name (older names upgraded); and the other way.
 std::map<std::string, at::Tensor> model_weights(const Checkpoint& ckpt);
 void put_model_weights(Checkpoint& ckpt, const std::map<std::string, at::Tensor>& weights);
 

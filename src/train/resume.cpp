@@ -64,6 +64,33 @@ void check_resume(const Config& cfg, const nlohmann::json& data_vocab, std::ostr
   }
 }
 
+namespace {
+
+// The flat Adam moments of a checkpoint that still holds key biases (store/checkpoint.h): the
+// buffer follows the model's parameters in order, each kv_bias [2d] where the model has v_bias
+// [d], so the key half of each such slice is dropped. Other checkpoints' moments as they are.
+at::Tensor without_key_bias_moments(const Checkpoint& c, const Transformer& model, const at::Tensor& flat) {
+  std::map<std::string, bool> legacy;
+  for (const auto& [name, t] : c.tensors)
+    if (name.rfind(model_tensor_name(""), 0) == 0 && is_legacy_kv_bias(name)) legacy[name] = true;
+  if (legacy.empty()) return flat;
+  std::vector<at::Tensor> parts;
+  int64_t at = 0;
+  for (const auto& p : model.named_parameters(true)) {
+    const auto& name = p.key();
+    const int64_t n = p.value().numel();
+    const std::string end = ".v_bias";
+    const bool was_kv = name.size() > end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0 &&
+                        legacy.count(model_tensor_name(name.substr(0, name.size() - end.size()) + ".kv_bias"));
+    if (at + (was_kv ? 2 * n : n) > flat.numel()) return flat;  // does not fit: the caller says so
+    parts.push_back(flat.narrow(0, was_kv ? at + n : at, n));
+    at += was_kv ? 2 * n : n;
+  }
+  return at == flat.numel() ? at::cat(parts) : flat;
+}
+
+}  // namespace
+
 std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model, FlatAdam& opt, std::ostream& log) {
   const auto path = fs::path(cfg.save_dir) / "checkpoint_last.ykp";
   if (!fs::exists(path)) return std::nullopt;
@@ -72,11 +99,12 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
   // check_resume() has seen these names; their shapes and the state's fields are checked here.
   for (const char* name : {"optimizer.exp_avg", "optimizer.exp_avg_sq"}) {
     const auto it = c.tensors.find(name);
-    if (it == c.tensors.end() || it->second.sizes() != opt.exp_avg().sizes())
+    if (it == c.tensors.end()) throw input_error(path.string(), 0, std::string("lacks its optimizer state (") + name + ")");
+    const auto moments = without_key_bias_moments(c, model, it->second);
+    if (moments.sizes() != opt.exp_avg().sizes())
       throw input_error(path.string(), 0, std::string("its optimizer state (") + name + ") does not fit the model");
+    (std::string(name) == "optimizer.exp_avg" ? opt.exp_avg() : opt.exp_avg_sq()).copy_(moments);
   }
-  opt.exp_avg().copy_(c.tensors.at("optimizer.exp_avg"));
-  opt.exp_avg_sq().copy_(c.tensors.at("optimizer.exp_avg_sq"));
   LoopState st;
   int64_t before = 0;
   try {

@@ -233,7 +233,8 @@ TEST(ConvModel, SearchWorks) {
   }
 }
 
-// Parameters in closed form. Per layer: norms 2d each; FFN 2·d·f + f + d; attention 4d² + 4d;
+// Parameters in closed form. Per layer: norms 2d each; FFN 2·d·f + f + d; attention 4d² + 3d
+// (biases of q, v and the output; keys have none);
 // the convolution block d·g·d + g·d (input, g = 2 with the GLU) + d² + d (output) + the kernel:
 // H·K (LightConv) or d·H·K (DynamicConv, no bias). Plus the final pre-norms and the embeddings.
 TEST(ConvModel, ParameterCountIsTheClosedForm) {
@@ -254,7 +255,7 @@ TEST(ConvModel, ParameterCountIsTheClosedForm) {
         for (const auto& p : model->parameters(true)) total += p.numel();
         const int64_t d = cfg.d_model, f = cfg.ffn_dim, h = cfg.heads, g = glu ? 2 : 1;
         auto mixing = [&](int64_t k) -> int64_t {
-          if (arch == "transformer") return 4 * d * d + 4 * d;
+          if (arch == "transformer") return 4 * d * d + 3 * d;
           return d * g * d + g * d + d * d + d + (arch == "lightconv" ? h * k : d * h * k);
         };
         const int64_t ffn = 2 * d * f + f + d;
@@ -263,7 +264,7 @@ TEST(ConvModel, ParameterCountIsTheClosedForm) {
           expect += 2 * d;  // encoder final norm
           for (int64_t k : {3, 5, 7}) expect += mixing(k) + 2 * 2 * d + ffn;
         }
-        for (int64_t k : {4, 31}) expect += mixing(k) + (lm ? 2 : 3) * 2 * d + ffn + (lm ? 0 : 4 * d * d + 4 * d);
+        for (int64_t k : {4, 31}) expect += mixing(k) + (lm ? 2 : 3) * 2 * d + ffn + (lm ? 0 : 4 * d * d + 3 * d);
         EXPECT_EQ(total, expect) << arch << (glu ? " glu" : "") << (lm ? " lm" : "");
       }
 }

@@ -1,4 +1,5 @@
-// A model directory stays what it was trained as: a resume refuses a changed model config, other
+// A model directory stays what it was trained as (files written before keys lost their bias
+// still load and resume): a resume refuses a changed model config, other
 // vocabularies or a weights-only checkpoint_last; checkpoint_best is repaired after a kill between
 // its two writes; translate refuses a replaced vocabulary; `yoke average` leaves the trainer's
 // files alone.
@@ -11,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
+#include "model/transformer.h"
 #include "store/checkpoint.h"
+#include "store/model_store.h"
 #include "util/dir_lock.h"
 
 namespace fs = std::filesystem;
@@ -176,4 +179,61 @@ TEST(ResumeCli, AverageLeavesTheTrainersFilesAndLockedDirectoriesAlone) {
   }
   EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2"}, log), 0) << slurp(log);
   EXPECT_TRUE(fs::exists(dir / "checkpoint_avg.ykp"));
+}
+
+// Files from before keys lost their bias (model/attention.h) hold X.kv_bias [2d], key half first,
+// and Adam moments laid out with it. Made here from a current run by putting a key half back
+// (random: it never mattered), they translate as the current files do and resume to the same
+// weights, bit for bit, as the current run resumed on the same machine.
+TEST(ResumeCli, FilesWithKeyBiasesTranslateAndResumeAsTheCurrentOnes) {
+  const auto current = copy_of_trained("kv-current"), legacy = copy_of_trained("kv-legacy");
+  const auto loaded = load_model(current.string());
+  at::manual_seed(5);
+  for (const char* file : {"checkpoint_last.ykp", "checkpoint_best.ykp"}) {
+    auto c = load_checkpoint((legacy / file).string());
+    size_t upgraded = 0;
+    std::vector<at::Tensor> m, v;  // the moments, rebuilt parameter by parameter
+    const bool trainer_state = c.tensors.count("optimizer.exp_avg") > 0;
+    int64_t at = 0;
+    for (const auto& p : loaded.model->named_parameters(true)) {
+      const auto& name = p.key();
+      const int64_t n = p.value().numel();
+      const bool value_bias = name.size() > 7 && name.compare(name.size() - 7, 7, ".v_bias") == 0;
+      if (value_bias) {
+        const auto key = model_tensor_name(name.substr(0, name.size() - 7) + ".kv_bias");
+        c.tensors[key] = at::cat({at::randn({n}), c.tensors.at(model_tensor_name(name))});
+        c.tensors.erase(model_tensor_name(name));
+        ++upgraded;
+      }
+      if (trainer_state) {
+        for (auto* moments : {&m, &v}) {
+          const auto& flat = c.tensors.at(moments == &m ? "optimizer.exp_avg" : "optimizer.exp_avg_sq");
+          if (value_bias) moments->push_back(at::rand({n}));
+          moments->push_back(flat.narrow(0, at, n));
+        }
+      }
+      at += n;
+    }
+    ASSERT_EQ(upgraded, 3u) << "one encoder layer's self-attention, one decoder layer's self- and cross-attention";
+    if (trainer_state) {
+      c.tensors["optimizer.exp_avg"] = at::cat(m);
+      c.tensors["optimizer.exp_avg_sq"] = at::cat(v);
+    }
+    save_checkpoint((legacy / file).string(), c);
+  }
+
+  const auto src = (data_dir() / "test.toy.src.txt").string();
+  const auto log = work_dir() / "kv-legacy.log";
+  for (const auto& dir : {current, legacy})
+    ASSERT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "2", "--output",
+                   (dir / "test.hyp").string()}, log), 0) << slurp(log);
+  EXPECT_EQ(slurp(legacy / "test.hyp"), slurp(current / "test.hyp"));
+
+  for (const auto& dir : {current, legacy})
+    ASSERT_EQ(run(train_args(dir, 30), log), 0) << slurp(log);
+  const auto a = model_weights(load_checkpoint((current / "checkpoint_last.ykp").string()));
+  const auto b = model_weights(load_checkpoint((legacy / "checkpoint_last.ykp").string()));
+  ASSERT_EQ(update_in(legacy / "checkpoint_last.ykp"), 30);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(at::equal(t, b.at(name))) << name;
 }

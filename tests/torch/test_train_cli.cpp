@@ -154,14 +154,14 @@ TEST(TrainCli, SequencesLongerThanMaxPositionsAreRefusedAtStart) {
 
 // `yoke params` as a user types it (issue: "must work as written"): the reference model with
 // three-way tying. Closed form: Emb. = V·d; the untied model has 3·V·d; the layers add
-// 3 encoder layers (4d²+4d attention, 2·d·f+f+d FFN, two norms) and 3 decoder layers (two
+// 3 encoder layers (4d²+3d attention: keys have no bias; 2·d·f+f+d FFN, two norms) and 3 decoder layers (two
 // attentions, FFN, three norms) and two final norms.
 TEST(ParamsCli, JsonAsWrittenInTheIssue) {
   auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "params", "--set", "tie=all", "--set", "d_model=256", "--set",
                                             "src_vocab_size=8000", "--set", "tgt_vocab_size=8000", "--set",
                                             "joint_vocab=true", "--json"}));
   const int64_t d = 256, f = 1024, v = 8000;
-  const int64_t attn = 4 * d * d + 4 * d, ffn = 2 * d * f + f + d;
+  const int64_t attn = 4 * d * d + 3 * d, ffn = 2 * d * f + f + d;
   const int64_t layers = 3 * (attn + ffn + 4 * d) + 3 * (2 * attn + ffn + 6 * d) + 4 * d;
   EXPECT_EQ(j.at("emb").get<int64_t>(), v * d);
   EXPECT_EQ(j.at("params").get<int64_t>(), layers + v * d);
