@@ -17,7 +17,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   echo "yoke: installing ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # --force-unsafe-io: dpkg skips its fsync after every file it unpacks; an install that crashes
+  # midway is run again anyway.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
 fi
 # ONNX Runtime for node (js/, the ONNX tests): ~110 MB from npm, a few seconds; only where npm is
 # (the tests skip with a message without it). --onnxruntime-node-install=skip: no CUDA binaries.

@@ -7,6 +7,7 @@
 #include "analysis/norm_prediction.h"
 #include "analysis/pca.h"
 #include "analysis/properties.h"
+#include "margin.h"
 
 using namespace yoke;
 
@@ -88,7 +89,7 @@ TEST(AnalysisNormality, L2StaysAtMostOneAndReachesIt) {
   auto m = matrix_of(at::randn({80, 16}) * 5.0);
   const double top = normality_max_logit(Estimator::l2, *m, 1000, 7, /*chunk=*/64);
   EXPECT_LE(top, 1.0 + 1e-6);
-  EXPECT_NEAR(top, 1.0, 1e-5);  // h = w_k/‖w_k‖ gives exactly 1
+  YOKE_EXPECT_NEAR(top, 1.0, 1e-5);  // h = w_k/‖w_k‖ gives exactly 1
 }
 
 TEST(AnalysisNormality, DotExceedsOneWithLargeRowsAndPeaksAtTheLargestNorm) {
@@ -98,11 +99,11 @@ TEST(AnalysisNormality, DotExceedsOneWithLargeRowsAndPeaksAtTheLargestNorm) {
   auto m = matrix_of(rows);
   const double top = normality_max_logit(Estimator::dot, *m, 1000, 7);
   EXPECT_GT(top, 1.0);
-  EXPECT_NEAR(top, 20.0, 1e-4);  // max over unit h of w_i·h is ‖w_i‖, reached at h = w_17/‖w_17‖
+  YOKE_EXPECT_NEAR(top, 20.0, 1e-4);  // max over unit h of w_i·h is ‖w_i‖, reached at h = w_17/‖w_17‖
   // Chunking only changes which GEMM kernel sums each 12-term float32 dot product, so the two
   // maxima differ by rounding: ≲ 12·2^-24·‖w‖‖h‖ = 12·6e-8·20 ≈ 1.4e-5 (seen: 2e-6 under
   // OPENBLAS_CORETYPE=Haswell). Losing the chunk that holds w_17/‖w_17‖ drops the maximum by ≫ 1.
-  EXPECT_NEAR(normality_max_logit(Estimator::dot, *m, 1000, 7),
+  YOKE_EXPECT_NEAR(normality_max_logit(Estimator::dot, *m, 1000, 7),
               normality_max_logit(Estimator::dot, *m, 1000, 7, /*chunk=*/5), 2e-5);
 }
 
@@ -116,13 +117,13 @@ TEST(AnalysisTyingGap, IsOneWhenOutputCopiesTarget) {
   auto gap = tying_gap(emb);
   ASSERT_TRUE(gap.has_value());
   // Exactly 1 only if the zero padding row is left out (it would count as cosine 0).
-  EXPECT_NEAR(*gap, 1.0, 1e-12);
+  YOKE_EXPECT_NEAR(*gap, 1.0, 1e-12);
 
   {
     at::NoGradGuard g;
     emb.output().weight[9].neg_();  // one word of 26 now has cosine −1
   }
-  EXPECT_NEAR(*tying_gap(emb), 24.0 / 26.0, 1e-12);
+  YOKE_EXPECT_NEAR(*tying_gap(emb), 24.0 / 26.0, 1e-12);
 }
 
 TEST(AnalysisTyingGap, IsNearZeroForIndependentRows) {
@@ -130,7 +131,7 @@ TEST(AnalysisTyingGap, IsNearZeroForIndependentRows) {
   WordEmbeddings emb(small_spec(Tie::none, Estimator::dot, 404, 64));
   auto gap = tying_gap(emb);
   ASSERT_TRUE(gap.has_value());
-  EXPECT_LT(std::fabs(*gap), 0.05);  // mean of 400 cosines with sd 1/8: sd ≈ 0.006
+  YOKE_EXPECT_AT_MOST(std::fabs(*gap), 0.05);  // mean of 400 cosines with sd 1/8: sd ≈ 0.006
 }
 
 TEST(AnalysisTyingGap, AppliesOnlyWhenTargetAndOutputDiffer) {
@@ -166,10 +167,10 @@ TEST(AnalysisNorms, StatisticsOfWordRowsOnly) {
   auto norms = word_row_norms(*matrix_of(rows));
   ASSERT_EQ(norms.size(), 3u);
   const NormStats s = norm_stats(norms);
-  EXPECT_NEAR(s.mean, 4.0, 1e-9);
-  EXPECT_NEAR(s.std, std::sqrt(2.0 / 3.0), 1e-9);
-  EXPECT_NEAR(s.min, 3.0, 1e-9);
-  EXPECT_NEAR(s.max, 5.0, 1e-9);
+  YOKE_EXPECT_NEAR(s.mean, 4.0, 1e-9);
+  YOKE_EXPECT_NEAR(s.std, std::sqrt(2.0 / 3.0), 1e-9);
+  YOKE_EXPECT_NEAR(s.min, 3.0, 1e-9);
+  YOKE_EXPECT_NEAR(s.max, 5.0, 1e-9);
 }
 
 TEST(PcaTwoD, RecoversPointsOnAPlaneUpToRotation) {
@@ -184,10 +185,10 @@ TEST(PcaTwoD, RecoversPointsOnAPlaneUpToRotation) {
   EXPECT_EQ(pca.projected[1].size(0), 35);
   auto flat = at::cat(pca.projected);
   auto distances = [](const at::Tensor& x) { return (x.unsqueeze(0) - x.unsqueeze(1)).norm(2, {2}); };
-  EXPECT_LT((distances(flat) - distances(points)).abs().max().item<double>(), 1e-6);
-  EXPECT_NEAR(pca.explained[0] + pca.explained[1], 1.0, 1e-9);
+  YOKE_EXPECT_AT_MOST((distances(flat) - distances(points)).abs().max().item<double>(), 1e-6);
+  YOKE_EXPECT_NEAR(pca.explained[0] + pca.explained[1], 1.0, 1e-9);
   EXPECT_GT(pca.explained[0], pca.explained[1]);
-  EXPECT_TRUE(at::allclose(at::matmul(pca.axes, pca.axes.t()), at::eye(2, at::kDouble), 1e-9, 1e-9));
+  YOKE_EXPECT_CLOSE(at::matmul(pca.axes, pca.axes.t()), at::eye(2, at::kDouble), 1e-9, 1e-9);
 }
 
 TEST(PcaTwoD, FirstAxisFollowsTheLargestSpread) {
@@ -195,17 +196,17 @@ TEST(PcaTwoD, FirstAxisFollowsTheLargestSpread) {
   auto points = at::zeros({5, 8}, at::kDouble);
   for (int64_t i = 0; i < 5; ++i) points[i][3] = double(i) * 2.0, points[i][7] = (i % 2) * 0.1;
   const Pca2d pca = pca_2d({points});
-  EXPECT_NEAR(pca.axes[0][3].item<double>(), 1.0, 1e-9);
-  EXPECT_NEAR(std::fabs(pca.axes[1][7].item<double>()), 1.0, 1e-6);
+  YOKE_EXPECT_NEAR(pca.axes[0][3].item<double>(), 1.0, 1e-9);
+  YOKE_EXPECT_NEAR(std::fabs(pca.axes[1][7].item<double>()), 1.0, 1e-6);
 }
 
 // Spearman's ρ against values worked out by hand: a monotone relation is 1 whatever its shape,
 // reversed it is −1, and ties take their mean rank (ranks 0, 1.5, 1.5, 3 against 0..3 give
 // ρ = 4.5 / √(4.5 · 5) = 0.9487).
 TEST(NormPrediction, SpearmanOfHandWorkedCases) {
-  EXPECT_NEAR(spearman({1, 2, 3, 4}, {1, 8, 27, 64}), 1.0, 1e-12);
-  EXPECT_NEAR(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0, 1e-12);
-  EXPECT_NEAR(spearman({0, 1, 1, 2}, {0, 1, 2, 3}), 4.5 / std::sqrt(4.5 * 5.0), 1e-12);
+  YOKE_EXPECT_NEAR(spearman({1, 2, 3, 4}, {1, 8, 27, 64}), 1.0, 1e-12);
+  YOKE_EXPECT_NEAR(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0, 1e-12);
+  YOKE_EXPECT_NEAR(spearman({0, 1, 1, 2}, {0, 1, 2, 3}), 4.5 / std::sqrt(4.5 * 5.0), 1e-12);
   EXPECT_TRUE(std::isnan(spearman({1, 1, 1}, {1, 2, 3})));
 }
 
@@ -218,7 +219,7 @@ TEST(NormPrediction, CountsOnlyWordsThatOccurAndRanksTheirOverPrediction) {
   const std::vector<int64_t> ref = {0, 0, 0, 0, 4, 4, 4, 4, 0};
   const NormPrediction p = norm_vs_prediction(norms, hyp, ref);
   EXPECT_EQ(p.words, 4);
-  EXPECT_NEAR(p.spearman_overprediction, 1.0, 1e-12);
+  YOKE_EXPECT_NEAR(p.spearman_overprediction, 1.0, 1e-12);
   EXPECT_TRUE(std::isnan(p.spearman_reference_frequency));  // every reference count is 4
   EXPECT_THROW(norm_vs_prediction(norms, {1, 2}, ref), std::invalid_argument);
 }

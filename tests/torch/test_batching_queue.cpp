@@ -10,6 +10,7 @@
 #include "serve/batching_queue.h"
 #include "tiny_model.h"
 #include "store/model_store.h"
+#include "margin.h"
 
 using namespace yoke;
 using namespace yoke::test;
@@ -43,7 +44,7 @@ void expect_same(const std::vector<Hypothesis>& a, const std::vector<Hypothesis>
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].tokens, b[i].tokens) << what << " hypothesis " << i;
-    EXPECT_NEAR(a[i].score, b[i].score, 1e-4) << what << " hypothesis " << i;
+    YOKE_EXPECT_NEAR(a[i].score, b[i].score, 1e-4) << what << " hypothesis " << i;
   }
 }
 

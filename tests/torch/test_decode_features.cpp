@@ -21,6 +21,7 @@
 #include "store/model_store.h"
 #include "tiny_model.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 using namespace yoke::test;
@@ -88,7 +89,7 @@ TEST(Ensemble, ScoresAreTheWeightedMeanOfTheMembers) {
   const auto fe = force_decode(both, sources, targets, 1.0, 100000);
   for (size_t i = 0; i < fe.size(); ++i)
     for (size_t j = 0; j < fe[i].token_log_probs.size(); ++j)
-      EXPECT_NEAR(fe[i].token_log_probs[j], 0.75 * fa[i].token_log_probs[j] + 0.25 * fb[i].token_log_probs[j], 1e-5);
+      YOKE_EXPECT_NEAR(fe[i].token_log_probs[j], 0.75 * fa[i].token_log_probs[j] + 0.25 * fb[i].token_log_probs[j], 1e-5);
   // The search decodes with the same numbers: its scores are the forced ones (as for one model).
   SearchOptions o;
   o.beam = 3;
@@ -96,7 +97,7 @@ TEST(Ensemble, ScoresAreTheWeightedMeanOfTheMembers) {
   std::vector<std::vector<int>> best;
   for (const auto& l : lists) best.push_back(l.front().tokens);
   const auto forced = force_decode(both, sources, best, 1.0, 100000);
-  for (size_t i = 0; i < lists.size(); ++i) EXPECT_NEAR(forced[i].log_prob, lists[i].front().log_prob, 1e-4) << i;
+  for (size_t i = 0; i < lists.size(); ++i) YOKE_EXPECT_NEAR(forced[i].log_prob, lists[i].front().log_prob, 1e-4) << i;
 }
 
 TEST(Ensemble, WeightsMustMatchTheModels) {
@@ -233,16 +234,31 @@ TEST(Alignment, WordsJoinTheirSubwords) {
 }
 
 // A model trained to copy its input attends to the source position it copies: its hard
-// alignments agree with the diagonal on at least 90% of the target subwords.
+// alignments agree with the diagonal on at least 90% of the target subwords. It trains until it
+// copies every sentence of a probe set (other sentences than those tested), checked every 50
+// updates: a fixed number of updates was enough on some BLAS kernel families and not on others
+// (23 of 30 copied under Prescott's after 300).
 TEST(Alignment, CopyTaskAlignsTheDiagonal) {
   at::manual_seed(81);
   auto cfg = tiny_config(Tie::all, Estimator::dot, TinySize{24, 32, 2, 64});
   auto model = build_model(cfg);
-  model->train();
   std::vector<at::Tensor> params;
   for (auto& p : model->parameters()) params.push_back(p);
   FlatAdam opt(params, AdamOptions{});
-  for (int step = 0; step < 300; ++step) {
+  const auto probe = random_sentences(30, 8, 24, 83);
+  SearchOptions o;
+  o.beam = 3;
+  o.alignment = true;
+  const auto copies_all = [&] {
+    model->eval();
+    const auto out = translate_ids_nbest(*model, probe, o, 1, 100000);
+    for (size_t i = 0; i < probe.size(); ++i)
+      if (out[i].front().tokens != probe[i]) return false;
+    return true;
+  };
+  int step = 0;
+  for (; step < 2000 && !(step % 50 == 0 && step >= 200 && copies_all()); ++step) {
+    model->train();
     auto src = random_source(32, 8, 24, 1000 + uint64_t(step));
     auto tgt_in = at::cat({at::full({32, 1}, Vocab::bos, at::kLong), src.narrow(1, 0, src.size(1) - 1)}, 1);
     tgt_in.masked_fill_(tgt_in.eq(Vocab::eos), Vocab::pad);
@@ -254,11 +270,10 @@ TEST(Alignment, CopyTaskAlignsTheDiagonal) {
     opt.scale_grad(1.0 / double(l.tokens));
     opt.step(3e-3);
   }
+  ASSERT_LT(step, 2000) << "the model did not learn to copy its probe sentences in 2000 updates";
+  std::cout << "[   info   ] copies its probe sentences after " << step << " updates" << std::endl;
   model->eval();
   const auto sources = random_sentences(30, 8, 24, 82);
-  SearchOptions o;
-  o.beam = 3;
-  o.alignment = true;
   const auto lists = translate_ids_nbest(*model, sources, o, 1, 100000);
   size_t agree = 0, total = 0, copied = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -270,8 +285,10 @@ TEST(Alignment, CopyTaskAlignsTheDiagonal) {
     for (size_t t = 0; t < m.size(); ++t, ++total)
       agree += size_t(std::max_element(m[t].begin(), m[t].end()) - m[t].begin()) == t;
   }
-  EXPECT_GE(copied, sources.size() * 8 / 10) << "the model did not learn to copy";
-  EXPECT_GE(double(agree), 0.9 * double(total)) << agree << " of " << total;
+  std::cout << "[   info   ] copied " << copied << ", aligned " << agree << " of " << total << std::endl;
+  YOKE_EXPECT_SHORTFALL(double(copied), 0.8 * double(sources.size()), double(sources.size()))
+      << "the model copies its probe sentences but not these";
+  YOKE_EXPECT_SHORTFALL(double(agree), 0.9 * double(total), double(total)) << agree << " of " << total;
 }
 
 // A shortlist of the whole vocabulary computes the same logits through another product: the
@@ -290,7 +307,7 @@ TEST(Shortlist, WholeVocabularyChangesNothingAndShortOnesConfine) {
     const auto same = translate_ids_nbest(*model, sources, o, 1, 100000);
     for (size_t i = 0; i < sources.size(); ++i) {
       EXPECT_EQ(same[i].front().tokens, plain[i].front().tokens) << int(output);
-      EXPECT_NEAR(same[i].front().score, plain[i].front().score, 1e-4);
+      YOKE_EXPECT_NEAR(same[i].front().score, plain[i].front().score, 1e-4);
     }
     std::vector<std::vector<int>> few(24);
     for (int s = 4; s < 24; ++s) few[size_t(s)] = {s};  // a source id allows only itself

@@ -13,6 +13,7 @@
 #include "store/model_store.h"
 #include "tiny_model.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 using yoke::test::tiny_config;
@@ -110,7 +111,7 @@ TEST(DirectBridging, TermAndGradientMatchTheFormulaWrittenOut) {
         dE_s[x_id] += 2 * at::mv(W.t(), r);
         dE_t[y_id] -= 2 * r;
       }
-    EXPECT_NEAR(with.bridge.item<double>(), value, 1e-4 * value);
+    YOKE_EXPECT_NEAR(with.bridge.item<double>(), value, 1e-4 * value);
     auto close = [](const at::Tensor& got, const at::Tensor& want) {
       const double scale = want.abs().max().item<double>();
       return (got.to(at::kDouble) - want).abs().max().item<double>() <= 1e-4 * scale;
@@ -165,7 +166,7 @@ TEST(DirectBridging, AlignmentIsTheArgmaxOfTheCrossAttention) {
     s.keep_attention = true;
     for (int64_t t = 0; t < b.tgt_in.size(1); ++t) {
       model->step(b.tgt_in.select(1, t), s);
-      EXPECT_TRUE(at::allclose(s.attention, teacher.select(1, t), 0, 1e-5)) << "step " << t;
+      YOKE_EXPECT_CLOSE(s.attention, teacher.select(1, t), 0, 1e-5) << "step " << t;
     }
     const auto aligned = most_attended_source(summed);
     // Exact: teacher is summed divided by layers × heads = 4, a power of two, which keeps every

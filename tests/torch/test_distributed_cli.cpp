@@ -24,6 +24,7 @@
 #include "store/checkpoint.h"
 #include "train/local_launch.h"
 #include "train/process_group.h"
+#include "margin.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
@@ -103,7 +104,7 @@ void expect_close_weights(const fs::path& a, const fs::path& b) {
     const double d = (t - wb.at(k)).abs().max().item<double>();
     if (d > worst) worst = d, worst_name = k;
   }
-  EXPECT_LE(worst, kRankTolerance) << "largest difference in " << worst_name;
+  YOKE_EXPECT_AT_MOST(worst, kRankTolerance) << "largest difference in " << worst_name;
   std::cout << "[   info   ] largest weight difference " << worst << " (" << worst_name << ")" << std::endl;
 }
 
@@ -171,7 +172,7 @@ TEST(DistributedCli, TwoRanksEqualOneProcessWithUpdateFreq2) {
       if (j.at("type") == "valid") v = j.at("loss");
     return v;
   };
-  EXPECT_NEAR(valid_loss(one), valid_loss(two), 1e-3);
+  YOKE_EXPECT_NEAR(valid_loss(one), valid_loss(two), 1e-3);
 }
 
 TEST(DistributedCli, ResumesWithAnotherNumberOfRanks) {

@@ -16,6 +16,7 @@
 #include "model/transformer.h"
 #include "store/model_store.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 using namespace yoke::test;
@@ -59,7 +60,7 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
       EXPECT_TRUE(r.at("analysis").contains("identity")) << v;
       EXPECT_EQ(r.at("updates").get<int>(), 12) << v;
       // The run's word-parameter share and its gradient-path shares (the grid logs them).
-      EXPECT_NEAR(r.at("emb_fraction").get<double>(), r.at("emb").get<double>() / r.at("params").get<double>(), 1e-12);
+      YOKE_EXPECT_NEAR(r.at("emb_fraction").get<double>(), r.at("emb").get<double>() / r.at("params").get<double>(), 1e-12);
       EXPECT_FALSE(r.contains("emb_fraction_closed_form")) << "a translation model has no closed form here";
       for (const char* k : {"grad_share_output_early", "grad_share_output_late"}) {
         EXPECT_GT(r.at(k).get<double>(), 0.0) << v << " " << k;
@@ -67,7 +68,7 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
       }
     }
     EXPECT_TRUE(entry.at("grad_share_output_early").is_number()) << v;
-    EXPECT_NEAR(entry.at("tests").at("toy").at("bleu").at("mean").get<double>(), bleu, 1e-9) << v;
+    YOKE_EXPECT_NEAR(entry.at("tests").at("toy").at("bleu").at("mean").get<double>(), bleu, 1e-9) << v;
     EXPECT_EQ(entry.at("baseline").get<bool>(), v == "dot");
   }
   const auto html = slurp(out / "report.html");
@@ -148,7 +149,7 @@ TEST(Experiment, CompareOfIdenticalSystemsIsNotSignificant) {
   auto j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--hyp-a", hyp.string(), "--hyp-b", hyp.string(),
                                             "--ref", hyp.string(), "--json"}));
   // One file a system: only the sentence-only bootstrap, said so; two-sided, every resample ties.
-  EXPECT_NEAR(j.at("p_value").get<double>(), 1.0, 1e-12);
+  YOKE_EXPECT_NEAR(j.at("p_value").get<double>(), 1.0, 1e-12);
   EXPECT_NE(j.at("method").get<std::string>().find("sentences only"), std::string::npos);
   EXPECT_EQ(j.at("delta").get<double>(), 0.0);
   // Too few resamples is the user's error (exit 2, naming the option), not an internal one.
@@ -175,8 +176,8 @@ TEST(Experiment, CompareTakesOneFilePerSeedForEachSystem) {
                                             "--samples", "200", "--json"}));
   ASSERT_EQ(j.at("bleu_a_per_file").size(), 2u);
   ASSERT_EQ(j.at("delta_per_file").size(), 2u);
-  EXPECT_NEAR(j.at("bleu_b_per_file")[0].get<double>(), 100.0, 1e-9);  // through exp(log(...))
-  EXPECT_NEAR(j.at("delta").get<double>(),
+  YOKE_EXPECT_NEAR(j.at("bleu_b_per_file")[0].get<double>(), 100.0, 1e-9);  // through exp(log(...))
+  YOKE_EXPECT_NEAR(j.at("delta").get<double>(),
               (j.at("delta_per_file")[0].get<double>() + j.at("delta_per_file")[1].get<double>()) / 2, 1e-9);
   EXPECT_GT(j.at("delta_per_file")[1].get<double>(), 0.0);
   EXPECT_LE(j.at("ci95")[0].get<double>(), j.at("delta").get<double>());
@@ -213,8 +214,8 @@ TEST(Experiment, EmbeddingFractionClosedFormMatchesTheCountedModel) {
     const auto closed = embedding_fraction_closed_form(cfg);
     ASSERT_TRUE(closed.has_value());
     const double v = 8000, d = 128, l = 2;
-    EXPECT_NEAR(*closed, tie == Tie::all ? 1 / (1 + 12 * l * d / v) : 2 * v * d / (2 * v * d + 12 * l * d * d), 1e-12);
-    EXPECT_NEAR(counted, *closed, 0.01) << (tie == Tie::all ? "tied" : "untied");
+    YOKE_EXPECT_NEAR(*closed, tie == Tie::all ? 1 / (1 + 12 * l * d / v) : 2 * v * d / (2 * v * d + 12 * l * d * d), 1e-12);
+    YOKE_EXPECT_NEAR(counted, *closed, 0.01) << (tie == Tie::all ? "tied" : "untied");
   }
   cfg.factored_rank = 32;
   EXPECT_FALSE(embedding_fraction_closed_form(cfg).has_value());
@@ -334,8 +335,8 @@ TEST(Experiment, CompareFromPerSeedScores) {
                                             "--scores-b", "37.84", "36.41", "36.98", "--expect", "0.6", "--json"}));
   EXPECT_EQ(j.at("method"), "seeds");
   EXPECT_TRUE(j.at("paired").get<bool>());
-  EXPECT_NEAR(j.at("delta").get<double>(), 0.97 / 3, 1e-9);
-  EXPECT_NEAR(j.at("df").get<double>(), 2.0, 1e-12);
+  YOKE_EXPECT_NEAR(j.at("delta").get<double>(), 0.97 / 3, 1e-9);
+  YOKE_EXPECT_NEAR(j.at("df").get<double>(), 2.0, 1e-12);
   EXPECT_LT(j.at("ci95")[0].get<double>(), 0.0);  // holds 0 ...
   EXPECT_GT(j.at("ci95")[1].get<double>(), 0.6);  // ... and the seed's +0.6: inconclusive
   EXPECT_GT(j.at("seeds_needed").get<int>(), 3);

@@ -23,6 +23,7 @@
 #include "text/corpus.h"
 #include "text/vocab.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 using namespace yoke::test;
@@ -105,13 +106,13 @@ TEST(FrequencyBands, RowsAddUpToEveryPredictionAndTheirTotal) {
     tokens += r.tokens;
     types += r.types;
     nll_sum += r.nll;
-    if (r.tokens > 0) EXPECT_NEAR(r.ppl(), std::exp(r.nll / double(r.tokens)), 1e-12 * r.ppl());
+    if (r.tokens > 0) YOKE_EXPECT_NEAR(r.ppl(), std::exp(r.nll / double(r.tokens)), 1e-12 * r.ppl());
   }
   EXPECT_EQ(tokens, 5000);
   EXPECT_EQ(types, 15);  // every id was drawn, and each lies in exactly one row
   // The bands add the same doubles grouped differently. A sum of n terms in double errs by at most
   // n · 2^-53 · Σ|x|: 5000 · 1.1e-16 · 60000 ≈ 3e-8 for each way of adding, 1e-6 leaves room.
-  EXPECT_NEAR(nll_sum, b.nll(), 1e-6);
+  YOKE_EXPECT_NEAR(nll_sum, b.nll(), 1e-6);
   EXPECT_EQ(b.rows()[6].tokens, std::count(ids.begin(), ids.end(), Vocab::eos));
 }
 
@@ -210,7 +211,7 @@ TEST(LmBandsCli, BandsOfATrainedModelCoverEveryPredictionOnce) {
   // The rows add the same doubles grouped by band instead of in scoring order: n terms summed two
   // ways differ by at most about n · 2^-53 · Σ|x|, about 1e-13 relative for the few hundred
   // predictions here. 1e-9 relative is far above that and far below one token's share of the total.
-  EXPECT_NEAR(nll, j.at("nll_nats").get<double>(), 1e-9 * j.at("nll_nats").get<double>());
+  YOKE_EXPECT_NEAR(nll, j.at("nll_nats").get<double>(), 1e-9 * j.at("nll_nats").get<double>());
   EXPECT_EQ(bands.back().at("tokens").get<int64_t>(), j.at("lines").get<int64_t>());
 
   // The same bands recomputed here: the text encoded with the model's vocabulary, each subword's

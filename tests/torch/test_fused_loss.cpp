@@ -6,6 +6,7 @@
 #include "embed/estimator.h"
 #include "loss/fused_loss.h"
 #include "loss/loss.h"
+#include "margin.h"
 
 using namespace yoke;
 
@@ -39,17 +40,17 @@ TEST_P(FusedLoss, EqualsTheStraightforwardLossAndGradients) {
   const auto target = at::randint(1, 13, {10}, at::kLong);
   const Grads plain = run(m, h, target, estimator, eps, false);
   const Grads fused = run(m, h, target, estimator, eps, true);
-  EXPECT_NEAR(fused.loss.item<double>(), plain.loss.item<double>(), 1e-4);
-  EXPECT_NEAR(fused.nll.item<double>(), plain.nll.item<double>(), 1e-4);
-  EXPECT_TRUE(at::allclose(fused.h, plain.h, 1e-4, 1e-5)) << (fused.h - plain.h).abs().max().item<double>();
+  YOKE_EXPECT_NEAR(fused.loss.item<double>(), plain.loss.item<double>(), 1e-4);
+  YOKE_EXPECT_NEAR(fused.nll.item<double>(), plain.nll.item<double>(), 1e-4);
+  YOKE_EXPECT_CLOSE(fused.h, plain.h, 1e-4, 1e-5) << (fused.h - plain.h).abs().max().item<double>();
   ASSERT_EQ(fused.params.size(), plain.params.size());
   for (size_t i = 0; i < plain.params.size(); ++i)
-    EXPECT_TRUE(at::allclose(fused.params[i], plain.params[i], 1e-4, 1e-5))
+    YOKE_EXPECT_CLOSE(fused.params[i], plain.params[i], 1e-4, 1e-5)
         << i << ": " << (fused.params[i] - plain.params[i]).abs().max().item<double>();
 
   at::NoGradGuard no_grad;  // validation: values only
   const auto value = fused_output_loss(logit_parts(estimator, m, h), target, eps);
-  EXPECT_NEAR(value.loss.item<double>(), plain.loss.item<double>(), 1e-4);
+  YOKE_EXPECT_NEAR(value.loss.item<double>(), plain.loss.item<double>(), 1e-4);
   EXPECT_FALSE(value.loss.requires_grad());
 }
 

@@ -10,6 +10,7 @@
 
 #include "analysis/matrix_resemblance.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 namespace fs = std::filesystem;
@@ -45,7 +46,7 @@ TEST(MatrixResemblance, NoisyCopyOfTheOutputResemblesItMoreThanAnUnrelatedInput)
   EXPECT_EQ(r.pairs, kN * (kN - 1) / 2);  // 179700 ≤ 200000: every pair
   EXPECT_EQ(r.knn_words, 300);
   EXPECT_EQ(r.k, 10);
-  EXPECT_NEAR(r.knn_chance, 10.0 / 599.0, 1e-12);
+  YOKE_EXPECT_NEAR(r.knn_chance, 10.0 / 599.0, 1e-12);
   EXPECT_GT(r.spearman_output, 0.8);
   EXPECT_LT(std::fabs(r.spearman_input), 0.1);
   EXPECT_GT(r.knn_output, 0.3);
@@ -68,8 +69,8 @@ TEST(MatrixResemblance, NoisyCopyOfTheOutputResemblesItMoreThanAnUnrelatedInput)
   EXPECT_DOUBLE_EQ(swapped.spearman_output, r.spearman_input);
   EXPECT_DOUBLE_EQ(swapped.knn_input, r.knn_output);
   EXPECT_DOUBLE_EQ(swapped.knn_output, r.knn_input);
-  EXPECT_NEAR(swapped.cka_input, r.cka_output, 1e-12);
-  EXPECT_NEAR(swapped.cka_output, r.cka_input, 1e-12);
+  YOKE_EXPECT_NEAR(swapped.cka_input, r.cka_output, 1e-12);
+  YOKE_EXPECT_NEAR(swapped.cka_output, r.cka_input, 1e-12);
 }
 
 // W = 2.5·E·M with M a d × (d + 8) matrix of orthonormal rows (a rotation into a wider space, and
@@ -85,9 +86,9 @@ TEST(MatrixResemblance, RotationAndScaleOfTheInputGiveOne) {
   const Resemblance r = matrix_resemblance(w, e, u);
   // Cosines agree to rounding (~1e-15); the closest two of 179700 cosines differ by ~1e-10, so
   // no rank changes.
-  EXPECT_NEAR(r.spearman_input, 1.0, 1e-9);
+  YOKE_EXPECT_NEAR(r.spearman_input, 1.0, 1e-9);
   EXPECT_DOUBLE_EQ(r.knn_input, 1.0);
-  EXPECT_NEAR(r.cka_input, 1.0, 1e-9);
+  YOKE_EXPECT_NEAR(r.cka_input, 1.0, 1e-9);
   EXPECT_LT(r.cka_output, 0.5);
   EXPECT_EQ(r.knn_words, 600);  // fewer words than --knn-words: all of them
   EXPECT_TRUE(std::isnan(r.row_cosine_input));  // other widths: rows cannot be compared as stored
@@ -97,10 +98,10 @@ TEST(MatrixResemblance, RotationAndScaleOfTheInputGiveOne) {
 // after centring give 0 (YᵀX = 0); a constant matrix has no spread.
 TEST(MatrixResemblance, LinearCkaOfHandWorkedCases) {
   auto x = at::tensor({1.0, 0.0, -1.0, 0.0, 0.0, 2.0, 0.0, -2.0}, at::kDouble).reshape({4, 2});
-  EXPECT_NEAR(linear_cka(x, 3.0 * x.flip({1})), 1.0, 1e-12);
+  YOKE_EXPECT_NEAR(linear_cka(x, 3.0 * x.flip({1})), 1.0, 1e-12);
   auto a = at::tensor({1.0, -1.0, 0.0, 0.0}, at::kDouble).reshape({4, 1});
   auto b = at::tensor({0.0, 0.0, 1.0, -1.0}, at::kDouble).reshape({4, 1});
-  EXPECT_NEAR(linear_cka(a, b), 0.0, 1e-12);
+  YOKE_EXPECT_NEAR(linear_cka(a, b), 0.0, 1e-12);
   EXPECT_TRUE(std::isnan(linear_cka(at::ones({4, 2}, at::kDouble), x)));
 }
 

@@ -13,6 +13,7 @@
 #include "store/checkpoint.h"
 #include "train/flat_adam.h"
 #include "store/model_store.h"
+#include "margin.h"
 
 using namespace yoke;
 using yoke::test::random_source;
@@ -117,8 +118,8 @@ TEST(Loss, LabelSmoothingMatchesDefinition) {
       want -= q * lp[n][v].item<double>();
       if (gold) nll -= lp[n][v].item<double>();  // picked by index, not by comparing doubles
     }
-  EXPECT_NEAR(out.loss.item<double>(), want, 1e-4);
-  EXPECT_NEAR(out.nll.item<double>(), nll, 1e-4);
+  YOKE_EXPECT_NEAR(out.loss.item<double>(), want, 1e-4);
+  YOKE_EXPECT_NEAR(out.nll.item<double>(), nll, 1e-4);
 }
 
 TEST(FlatAdam, MatchesTextbookAdam) {
@@ -142,8 +143,8 @@ TEST(FlatAdam, MatchesTextbookAdam) {
       ref[i] = ref[i] - 0.01 * mh / (vh.sqrt() + 1e-8);
     }
   }
-  EXPECT_TRUE(at::allclose(a.detach().to(at::kDouble), ref[0], 1e-5, 1e-6));
-  EXPECT_TRUE(at::allclose(b.detach().to(at::kDouble), ref[1], 1e-5, 1e-6));
+  YOKE_EXPECT_CLOSE(a.detach().to(at::kDouble), ref[0], 1e-5, 1e-6);
+  YOKE_EXPECT_CLOSE(b.detach().to(at::kDouble), ref[1], 1e-5, 1e-6);
 }
 
 TEST(Checkpoint, RoundTripsAModel) {
@@ -163,7 +164,9 @@ TEST(Checkpoint, RoundTripsAModel) {
   std::filesystem::remove(path);
 }
 
-// Every tie × output combination trains: loss on a fixed copy task goes down.
+// Every tie × output combination trains: loss on a fixed copy task goes down, by at least a tenth
+// in 30 updates (the slowest, square, falls by about 30% on every kernel family; a broken
+// gradient leaves it where it was).
 class TieOutputTrains : public ::testing::TestWithParam<std::tuple<Tie, Estimator>> {};
 
 TEST_P(TieOutputTrains, LossGoesDown) {
@@ -174,7 +177,7 @@ TEST_P(TieOutputTrains, LossGoesDown) {
   auto model = build_model(cfg);
   const auto [first, last] = train_copy_task(*model);
   EXPECT_TRUE(std::isfinite(last));
-  EXPECT_LT(last, 0.8 * first) << name_of(tie) << " × " << name_of(output);
+  YOKE_EXPECT_AT_LEAST(1.0 - last / first, 0.1) << name_of(tie) << " × " << name_of(output);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCombinations, TieOutputTrains,

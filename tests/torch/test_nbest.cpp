@@ -11,6 +11,7 @@
 #include "text/vocab.h"
 #include "tiny_model.h"
 #include "store/model_store.h"
+#include "margin.h"
 
 using namespace yoke;
 using namespace yoke::test;
@@ -48,7 +49,7 @@ TEST(Nbest, ListsAreSortedAndStartWithTheBeamOutput) {
       EXPECT_EQ(one[i].front().score, lists[i].front().score);
       for (size_t h = 1; h < lists[i].size(); ++h) EXPECT_GE(lists[i][h - 1].score, lists[i][h].score);
       for (const auto& h : lists[i])
-        EXPECT_NEAR(h.score, h.log_prob / std::pow(double(h.tokens.size() + 1), lenpen), 1e-9);
+        YOKE_EXPECT_NEAR(h.score, h.log_prob / std::pow(double(h.tokens.size() + 1), lenpen), 1e-9);
     }
   }
 }
@@ -91,15 +92,15 @@ TEST(ForceDecode, ScoresOfBeamOutputsEqualTheDecodersScores) {
       const auto forced = force_decode(*model, src, tgt, lenpen, 300);  // small batches: padding differs from the beam's
       ASSERT_EQ(forced.size(), hyps.size());
       for (size_t i = 0; i < hyps.size(); ++i) {
-        EXPECT_NEAR(forced[i].log_prob, hyps[i].log_prob, 1e-4) << "hypothesis " << i;
-        EXPECT_NEAR(forced[i].score, hyps[i].score, 1e-4) << "hypothesis " << i;
+        YOKE_EXPECT_NEAR(forced[i].log_prob, hyps[i].log_prob, 1e-4) << "hypothesis " << i;
+        YOKE_EXPECT_NEAR(forced[i].score, hyps[i].score, 1e-4) << "hypothesis " << i;
         ASSERT_EQ(forced[i].token_log_probs.size(), tgt[i].size() + 1);
         double sum = 0;
         for (float lp : forced[i].token_log_probs) {
           EXPECT_LE(lp, 0.0f);
           sum += lp;
         }
-        EXPECT_NEAR(sum, forced[i].log_prob, 1e-9);
+        YOKE_EXPECT_NEAR(sum, forced[i].log_prob, 1e-9);
       }
     }
   }
@@ -180,13 +181,13 @@ TEST(NbestCli, NbestScoresAndScorePairs) {
     ASSERT_EQ(f.size(), 2u) << forced[i];
     ASSERT_EQ(p.size(), 2u) << pairs[i];
     EXPECT_EQ(f[0], plain[i]);
-    EXPECT_NEAR(std::stod(f[1]), std::stod(p[0]), 2e-6) << "line " << i;  // printed with 6 decimals
+    YOKE_EXPECT_NEAR(std::stod(f[1]), std::stod(p[0]), 2e-6) << "line " << i;  // printed with 6 decimals
     std::istringstream words(p[1]);
     double sum = 0;
     size_t n = 0;
     for (double lp; words >> lp; ++n) sum += lp;
     ASSERT_GT(n, 0u);
-    EXPECT_NEAR(sum / double(n), std::stod(p[0]), 1e-5 * double(n)) << "line " << i;  // lenpen 1: the mean
+    YOKE_EXPECT_NEAR(sum / double(n), std::stod(p[0]), 1e-5 * double(n)) << "line " << i;  // lenpen 1: the mean
   }
   // Mismatched files are an error naming both.
   const auto log = work_dir() / "score_pairs_error.log";

@@ -8,6 +8,7 @@
 
 #include "embed/sharing.h"
 #include "util/error.h"
+#include "margin.h"
 
 using namespace yoke;
 
@@ -74,8 +75,8 @@ TEST(SharedPrivate, ChangingASharedCellChangesBothWordsAPrivateCellOne) {
     auto d_src = (blocks.source() - before_src).abs(), d_tgt = (blocks.target() - before_tgt).abs();
     EXPECT_EQ(d_src.gt(0).sum().item<int64_t>(), 1) << cat;
     EXPECT_EQ(d_tgt.gt(0).sum().item<int64_t>(), 1) << cat;
-    EXPECT_GT(d_src[p.src][s - 1].item<double>(), 0.5) << cat;
-    EXPECT_GT(d_tgt[p.tgt][s - 1].item<double>(), 0.5) << cat;
+    YOKE_EXPECT_NEAR(d_src[p.src][s - 1].item<double>(), 1.0, 1e-5) << cat;  // x + 1 − x in float32, |x| < 8
+    YOKE_EXPECT_NEAR(d_tgt[p.tgt][s - 1].item<double>(), 1.0, 1e-5) << cat;  // x + 1 − x in float32, |x| < 8
 
     before_src = blocks.source().clone();
     before_tgt = blocks.target().clone();
@@ -108,13 +109,13 @@ TEST(SharedPrivate, SharedBlockGradientIsTheSumOfBothWords) {
     const int64_t s = blocks->layout().shared_columns(p.category);
     auto expected = e_src.grad()[p.src].narrow(0, 0, s) + e_tgt.grad()[p.tgt].narrow(0, 0, s);
     auto got = param(*blocks, "shared_" + cat).grad()[p.block_row];
-    EXPECT_TRUE(at::allclose(got, expected, 1e-5, 1e-6)) << cat;
+    YOKE_EXPECT_CLOSE(got, expected, 1e-5, 1e-6) << cat;
     EXPECT_GT(expected.abs().sum().item<double>(), 0.0);
     // Private blocks receive only their own word's gradient.
-    EXPECT_TRUE(at::allclose(param(*blocks, "src_private_" + cat).grad()[p.block_row],
-                             e_src.grad()[p.src].narrow(0, s, 10 - s)));
-    EXPECT_TRUE(at::allclose(param(*blocks, "tgt_private_" + cat).grad()[p.block_row],
-                             e_tgt.grad()[p.tgt].narrow(0, s, 10 - s)));
+    YOKE_EXPECT_CLOSE(param(*blocks, "src_private_" + cat).grad()[p.block_row],
+                      e_src.grad()[p.src].narrow(0, s, 10 - s), 1e-5, 1e-8);
+    YOKE_EXPECT_CLOSE(param(*blocks, "tgt_private_" + cat).grad()[p.block_row],
+                      e_tgt.grad()[p.tgt].narrow(0, s, 10 - s), 1e-5, 1e-8);
   }
 }
 

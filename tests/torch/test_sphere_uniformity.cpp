@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/sphere_uniformity.h"
+#include "margin.h"
 
 using namespace yoke;
 
@@ -45,16 +46,19 @@ TEST(SphereUniformity, UniformRowsMeetEachExpectation) {
   EXPECT_EQ(s.pairs, 200000);
   EXPECT_FALSE(s.all_pairs);
   EXPECT_DOUBLE_EQ(s.mean_resultant_length_uniform, 1.0 / std::sqrt(double(kV)));
-  EXPECT_NEAR(s.mean_resultant_length / s.mean_resultant_length_uniform, 1.0, 0.35);
+  YOKE_EXPECT_NEAR(s.mean_resultant_length / s.mean_resultant_length_uniform, 1.0, 0.35);
   EXPECT_DOUBLE_EQ(s.cosine_mean_uniform, 0.0);
   EXPECT_DOUBLE_EQ(s.cosine_std_uniform, 1.0 / 8.0);
-  EXPECT_NEAR(s.cosine_mean, 0.0, 1.5e-3);
-  EXPECT_NEAR(s.cosine_std / s.cosine_std_uniform, 1.0, 0.01);
+  YOKE_EXPECT_NEAR(s.cosine_mean, 0.0, 1.5e-3);
+  YOKE_EXPECT_NEAR(s.cosine_std / s.cosine_std_uniform, 1.0, 0.01);
   // (1 + √(64/4000))²/64 = 1.2690/64; d/(1 + 63/4000) = 63.008.
-  EXPECT_NEAR(s.top_pc_share_uniform * kD, 1.2690, 1e-4);
+  EXPECT_NEAR(s.top_pc_share_uniform * kD, 1.2690, 1e-4);  // closed forms against their rounded values
+  // This seed's draw sits 0.042 below the edge, 2 sd below the other seeds' mean: a property of the
+  // draw (double precision, the same on every BLAS kernel family), not a margin that summation
+  // order could eat, so a plain check.
   EXPECT_NEAR(s.top_pc_share * kD, s.top_pc_share_uniform * kD, 0.07);
   EXPECT_NEAR(s.participation_ratio_uniform, 63.008, 1e-3);
-  EXPECT_NEAR(s.participation_ratio, s.participation_ratio_uniform, 0.3);
+  YOKE_EXPECT_NEAR(s.participation_ratio, s.participation_ratio_uniform, 0.3);
 }
 
 // Every row pushed 3 units along e₁ before normalising: ŵ₁ ≈ 3/√(d + 9) = 0.351 on average, so
@@ -70,9 +74,9 @@ TEST(SphereUniformity, SharedDirectionRaisesTheMeanResultantLength) {
   rows.select(1, 0).add_(3.0);
   const SphereStats s = sphere_uniformity(rows, 200000, 5);
   EXPECT_GT(s.mean_resultant_length, 10 * s.mean_resultant_length_uniform);
-  EXPECT_NEAR(s.mean_resultant_length, 3.0 / std::sqrt(73.0), 0.02);
+  YOKE_EXPECT_NEAR(s.mean_resultant_length, 3.0 / std::sqrt(73.0), 0.02);
   EXPECT_GT(s.cosine_mean, 0.1);
-  EXPECT_NEAR(s.cosine_mean, s.mean_resultant_length * s.mean_resultant_length, 5e-3);
+  YOKE_EXPECT_NEAR(s.cosine_mean, s.mean_resultant_length * s.mean_resultant_length, 5e-3);
   EXPECT_LT(s.top_pc_share, 1.5 * s.top_pc_share_uniform);
   EXPECT_GT(s.participation_ratio, 0.9 * s.participation_ratio_uniform);
 }
@@ -87,10 +91,10 @@ TEST(SphereUniformity, SharedAxisRaisesTheTopPcShare) {
   rows.select(1, 0).mul_(3.0);
   const SphereStats s = sphere_uniformity(rows, 200000, 5);
   EXPECT_GT(s.top_pc_share, 5 * s.top_pc_share_uniform);
-  EXPECT_NEAR(s.top_pc_share, 0.11, 0.03);
+  YOKE_EXPECT_NEAR(s.top_pc_share, 0.11, 0.03);
   EXPECT_LT(s.participation_ratio, 0.75 * s.participation_ratio_uniform);
-  EXPECT_NEAR(s.mean_resultant_length / s.mean_resultant_length_uniform, 1.0, 0.5);
-  EXPECT_NEAR(s.cosine_mean, 0.0, 3e-3);
+  YOKE_EXPECT_NEAR(s.mean_resultant_length / s.mean_resultant_length_uniform, 1.0, 0.5);
+  YOKE_EXPECT_NEAR(s.cosine_mean, 0.0, 3e-3);
 }
 
 // Rows e₁, e₂ and −5e₁ plus a zero row: the zero row is left out; all 3 pairs are measured,
@@ -107,11 +111,11 @@ TEST(SphereUniformity, HandWorkedCaseWithAZeroRow) {
   EXPECT_EQ(s.zero_rows, 1);
   EXPECT_EQ(s.pairs, 3);
   EXPECT_TRUE(s.all_pairs);
-  EXPECT_NEAR(s.mean_resultant_length, 1.0 / 3.0, 1e-12);
-  EXPECT_NEAR(s.cosine_mean, -1.0 / 3.0, 1e-12);
-  EXPECT_NEAR(s.cosine_std, std::sqrt(2.0) / 3.0, 1e-12);
-  EXPECT_NEAR(s.top_pc_share, 0.75, 1e-12);
-  EXPECT_NEAR(s.participation_ratio, 1.6, 1e-12);
+  YOKE_EXPECT_NEAR(s.mean_resultant_length, 1.0 / 3.0, 1e-12);
+  YOKE_EXPECT_NEAR(s.cosine_mean, -1.0 / 3.0, 1e-12);
+  YOKE_EXPECT_NEAR(s.cosine_std, std::sqrt(2.0) / 3.0, 1e-12);
+  YOKE_EXPECT_NEAR(s.top_pc_share, 0.75, 1e-12);
+  YOKE_EXPECT_NEAR(s.participation_ratio, 1.6, 1e-12);
 }
 
 TEST(SphereUniformity, PairsAreAllPairsWhenFewElseDistinctAndReproducible) {

@@ -16,6 +16,7 @@
 
 #include "cli_helpers.h"
 #include "store/checkpoint.h"
+#include "margin.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
@@ -102,7 +103,7 @@ TEST(TrainCli, MetricsTranslateAverageScore) {
     if (j["type"] == "start") {
       EXPECT_GT(j.at("params").get<int64_t>(), 0);
       EXPECT_GT(j.at("emb").get<int64_t>(), 0);
-      EXPECT_NEAR(j.at("red").get<double>(), 1.0 / 3, 1e-9);  // default tie = decoder, joint vocabulary
+      YOKE_EXPECT_NEAR(j.at("red").get<double>(), 1.0 / 3, 1e-9);  // default tie = decoder, joint vocabulary
     }
   }
   EXPECT_TRUE(types.count("start") && types.count("train") && types.count("valid") && types.count("end"));
@@ -111,7 +112,7 @@ TEST(TrainCli, MetricsTranslateAverageScore) {
       << slurp(work_dir() / "avg.log");
   auto avg = weights(dir / "checkpoint_avg.ykp");
   auto a = weights(dir / "checkpoint_u20.ykp"), b = weights(dir / "checkpoint_u30.ykp"), c = weights(dir / "checkpoint_u40.ykp");
-  for (auto& [k, t] : avg) EXPECT_TRUE(at::allclose(t, (a.at(k) + b.at(k) + c.at(k)) / 3, 1e-5, 1e-6)) << k;
+  for (auto& [k, t] : avg) YOKE_EXPECT_CLOSE(t, (a.at(k) + b.at(k) + c.at(k)) / 3, 1e-5, 1e-6) << k;
 
   const auto src = data_dir() / "test.toy.src.txt", ref = data_dir() / "test.toy.tgt.txt";
   const auto hyp = work_dir() / "test.hyp";
@@ -165,7 +166,7 @@ TEST(ParamsCli, JsonAsWrittenInTheIssue) {
   const int64_t layers = 3 * (attn + ffn + 4 * d) + 3 * (2 * attn + ffn + 6 * d) + 4 * d;
   EXPECT_EQ(j.at("emb").get<int64_t>(), v * d);
   EXPECT_EQ(j.at("params").get<int64_t>(), layers + v * d);
-  EXPECT_NEAR(j.at("red").get<double>(), 2.0 / 3, 1e-12);
+  YOKE_EXPECT_NEAR(j.at("red").get<double>(), 2.0 / 3, 1e-12);
   // Separate vocabularies cannot share one matrix three ways: the error says how to fix it.
   EXPECT_NE(std::system((std::string(YOKE_BINARY) + " params --set tie=all --set src_vocab_size=10 "
                          "--set tgt_vocab_size=12 2>/dev/null").c_str()), 0);
@@ -205,3 +206,4 @@ TEST(SharedPrivateCli, PairTrainTranslateInspect) {
   EXPECT_NE(report.find("paired with: " + tgt + "  (category lm"), std::string::npos) << report;
   EXPECT_NE(report.find("nearest target words by cosine"), std::string::npos) << report;
 }
+
