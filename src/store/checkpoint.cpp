@@ -206,6 +206,9 @@ void load_module_state(torch::nn::Module& m, const std::map<std::string, at::Ten
     if (it->second.sizes() != dst.sizes())
       throw input_error(origin, 0, "tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
                                        " in the checkpoint but " + c10::str(dst.sizes()) + " in the model");
+    if (it->second.is_floating_point() && !at::isfinite(it->second).all().item<bool>())
+      throw input_error(origin, 0, "tensor '" + name + "' holds NaN or infinite values (a diverged run?): no model "
+                                   "computes anything with them");
     dst.copy_(it->second);
   };
   for (auto& p : m.named_parameters(true)) copy(p.key(), p.value());

@@ -57,7 +57,8 @@ void put_model_weights(Checkpoint& ckpt, const std::map<std::string, at::Tensor>
 
 // Every parameter and buffer of a module by its dotted name (shared ones once).
 std::map<std::string, at::Tensor> module_state(const torch::nn::Module& m);
-// Copies tensors into the module; missing or mis-shaped entries are an InputError naming `origin`.
+// Copies tensors into the module; missing, mis-shaped or non-finite (NaN, Inf) entries are an
+// InputError naming `origin`.
 void load_module_state(torch::nn::Module& m, const std::map<std::string, at::Tensor>& state,
                        const std::string& origin);
 

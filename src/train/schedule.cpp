@@ -37,7 +37,8 @@ std::string Schedule::after_update(const LoopState& s, bool validation_stopped, 
 bool Schedule::note_validation(LoopState& s, double loss, double bleu) const {
   const bool use_bleu = cfg_.early_stop_metric == EarlyStopMetric::bleu && !std::isnan(bleu);
   const double metric = use_bleu ? bleu : loss;
-  const bool better = std::isnan(s.best) || (use_bleu ? metric > s.best : metric < s.best);
+  // A NaN result is never the best (the first validation of a diverged run would otherwise be).
+  const bool better = !std::isnan(metric) && (std::isnan(s.best) || (use_bleu ? metric > s.best : metric < s.best));
   if (better) {
     s.best = metric;
     s.best_update = s.update;

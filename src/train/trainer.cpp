@@ -65,6 +65,9 @@ class Trainer {
   bool writer() const { return !group_ || group_->rank() == 0; }
   int world() const { return group_ ? group_->size() : 1; }
   void save(const std::string& reason);
+  // Stops the run with an error naming the update when a weight is NaN or infinite (the loss
+  // diverged): nothing non-finite is ever saved, validated or made best.
+  void check_finite() const;
   // Validates, reports, saves (checkpoint_best too when better); true = patience used up.
   bool validate_and_save();
   void check_corpus(const CorpusShard& shard, const std::string& file) const;
@@ -138,7 +141,18 @@ void Trainer::load_data() {
   }
 }
 
+void Trainer::check_finite() const {
+  if (at::isfinite(opt_->params()).all().item<bool>()) return;
+  const auto last = fs::path(cfg_.save_dir) / "checkpoint_last.ykp";
+  throw RunError("update " + std::to_string(st_.update) + ": the weights are no longer finite (NaN or infinite): " +
+                 "training diverged (lr = " + c10::str(cfg_.lr) + ", clip_norm = " + c10::str(cfg_.clip_norm) + "). " +
+                 (fs::exists(last) ? last.string() + " keeps the last finite weights; resume from it with a lower lr "
+                                                     "or clip_norm set, or start again"
+                                   : "nothing was saved; start again with a lower lr or clip_norm set"));
+}
+
 bool Trainer::validate_and_save() {
+  check_finite();
   const auto t0 = std::chrono::steady_clock::now();
   const ValidResult v = validate(*model_, valid_, cfg_, device_, group_.get(),
                                  [this](const std::vector<uint32_t>& idx) { return batch(valid_.corpus, idx); }, decode_);
@@ -154,6 +168,7 @@ bool Trainer::validate_and_save() {
 
 void Trainer::save(const std::string& reason) {
   if (!writer()) return;
+  check_finite();
   Checkpoint c;
   // The world size is a note, not a dependency: any number of ranks resumes the checkpoint.
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
@@ -233,6 +248,7 @@ TrainResult Trainer::run() {
     while (st_.batch_in_epoch < batches.size && stop.empty()) {
       const StepResult s = step.update(st_, prefetch, clock);
       report_->after_update(st_, s, schedule_.log_now(st_));
+      if (schedule_.log_now(st_)) check_finite();  // the log has just waited for the loss anyway
       bool out_of_patience = false;
       if (schedule_.validate_now(st_)) out_of_patience = validate_and_save();
       else if (schedule_.save_now(st_)) save("interval");

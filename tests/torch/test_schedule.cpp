@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "config/config.h"
 #include "train/schedule.h"
@@ -116,6 +117,24 @@ TEST(Schedule, AfterAnUpdateValidationComesBeforeTheStopRequestAndTheRequestBefo
   EXPECT_EQ(s.after_update(at_update(5), false, false), "max_updates");
   EXPECT_EQ(s.after_update(at_update(5), false, true), "interrupted");
   EXPECT_EQ(s.after_update(at_update(5), true, true), "early stopping");
+}
+
+// A diverged run's first validation has NaN loss and BLEU: it is never the best, not even first.
+TEST(Schedule, ANanValidationIsNeverTheBest) {
+  Config cfg;
+  cfg.early_stop_metric = EarlyStopMetric::loss;
+  const Schedule s(cfg);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  LoopState first;
+  first.update = 10;
+  EXPECT_FALSE(s.note_validation(first, nan, nan));
+  EXPECT_TRUE(std::isnan(first.best));
+  EXPECT_EQ(first.bad_validations, 1);
+  EXPECT_TRUE(s.note_validation(first, 3.0, nan));  // a finite one after it is
+  LoopState later;
+  EXPECT_TRUE(s.note_validation(later, 3.0, nan));
+  EXPECT_FALSE(s.note_validation(later, nan, nan));
+  EXPECT_EQ(later.best, 3.0);
 }
 
 TEST(Schedule, BetterValidationsFollowTheChosenMetric) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -207,3 +208,35 @@ TEST(SharedPrivateCli, PairTrainTranslateInspect) {
   EXPECT_NE(report.find("nearest target words by cosine"), std::string::npos) << report;
 }
 
+// A run that diverges stops with an error naming the update, saves nothing non-finite and keeps
+// its last finite checkpoints; a checkpoint holding NaN is refused by name wherever it is loaded.
+TEST(TrainCli, ADivergingRunStopsAtOnceAndNaNWeightsAreRefused) {
+  const auto dir = work_dir() / "diverging";
+  ASSERT_EQ(run(train_args(dir, 10), work_dir() / "diverging1.log"), 0) << slurp(work_dir() / "diverging1.log");
+  ASSERT_EQ(checkpoint_update(dir / "checkpoint_best.ykp"), 10);
+  // lr = 1e30 moves every weight by ~1e30 at the first update: the products overflow.
+  auto args = train_args(dir, 40);
+  args.insert(args.end(), {"--lr", "1e30"});
+  const auto log = work_dir() / "diverging2.log";
+  EXPECT_NE(run(args, log), 0) << slurp(log);
+  const std::string text = slurp(log);
+  EXPECT_NE(text.find("the weights are no longer finite"), std::string::npos) << text;
+  EXPECT_NE(text.find((dir / "checkpoint_last.ykp").string() + " keeps the last finite weights"), std::string::npos)
+      << text;
+  EXPECT_EQ(checkpoint_update(dir / "checkpoint_last.ykp"), 10);  // nothing after the divergence was saved
+  EXPECT_EQ(checkpoint_update(dir / "checkpoint_best.ykp"), 10);
+  EXPECT_FALSE(fs::exists(dir / "checkpoint_u20.ykp"));
+
+  // The same weights with one NaN: translate names the file and the tensor.
+  auto c = load_checkpoint((dir / "checkpoint_best.ykp").string());
+  auto& w = c.tensors.at(model_tensor_name("decoder0.ffn.w1"));
+  w = w.clone();
+  w.view(-1)[3] = std::numeric_limits<float>::quiet_NaN();
+  save_checkpoint((dir / "checkpoint_best.ykp").string(), c);
+  const auto tlog = work_dir() / "diverging-translate.log";
+  EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input",
+                 (data_dir() / "test.toy.src.txt").string()}, tlog), 2);
+  EXPECT_NE(slurp(tlog).find((dir / "checkpoint_best.ykp").string() + ": tensor 'decoder0.ffn.w1' holds NaN"),
+            std::string::npos)
+      << slurp(tlog);
+}
