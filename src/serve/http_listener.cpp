@@ -165,6 +165,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec == http::error::body_limit) return refuse_too_large();
     if (ec) return refuse(400, "malformed HTTP request: " + ec.message());
     const auto& header = parser_->get();
+    if (const auto why = framing_problem(header)) return refuse(400, *why);
     if (!limits().bearer_token.empty()) {
       const auto given = header[http::field::authorization];
       if (!same_secret(std::string(given), "Bearer " + limits().bearer_token))
@@ -185,6 +186,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     read_body();
+  }
+
+  // RFC 9112 §6.1 and §6.3: a request's body is framed by Content-Length or by a final "chunked"
+  // transfer coding, never both, and HTTP/1.0 has no transfer codings. Any other framing would
+  // leave the body's end to a guess, and what follows on the connection could be read as a request
+  // of its own (request smuggling): such a request is refused, and refuse() closes the connection.
+  // This server decodes no transfer coding but chunked.
+  template <typename Header>
+  static std::optional<std::string> framing_problem(const Header& header) {
+    if (header.find(http::field::transfer_encoding) == header.end()) return std::nullopt;
+    const std::string te(header[http::field::transfer_encoding]);
+    if (header.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 §6.1)";
+    if (header.find(http::field::content_length) != header.end())
+      return "both Transfer-Encoding and Content-Length: the body's length is ambiguous (RFC 9112 §6.3)";
+    if (std::distance(header.equal_range(http::field::transfer_encoding).first,
+                      header.equal_range(http::field::transfer_encoding).second) != 1 ||
+        !beast::iequals(trimmed(te), "chunked"))
+      return "Transfer-Encoding: " + te + ": this server reads request bodies framed by Content-Length or by "
+             "\"Transfer-Encoding: chunked\" alone (RFC 9112 §6.3)";
+    return std::nullopt;
+  }
+
+  static std::string trimmed(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
   }
 
   void read_body() {
