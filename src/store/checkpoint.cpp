@@ -206,6 +206,10 @@ void load_module_state(torch::nn::Module& m, const std::map<std::string, at::Ten
     if (it->second.sizes() != dst.sizes())
       throw input_error(origin, 0, "tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
                                        " in the checkpoint but " + c10::str(dst.sizes()) + " in the model");
+    if (it->second.scalar_type() != dst.scalar_type())
+      throw input_error(origin, 0, "tensor '" + name + "' is " + std::string(c10::toString(it->second.scalar_type())) +
+                                       " in the file but " + c10::toString(dst.scalar_type()) +
+                                       " in the model: not a file yoke wrote for this model");
     if (it->second.is_floating_point() && !at::isfinite(it->second).all().item<bool>())
       throw input_error(origin, 0, "tensor '" + name + "' holds NaN or infinite values (a diverged run?): no model "
                                    "computes anything with them");

@@ -142,6 +142,22 @@ SafeTensors load_safetensors(const std::string& path) {
                  "-" + std::to_string(e->end) + ")");
     if (!reach || e->end > reach->end) reach = e;
   }
+  // Nor may bytes lie outside every tensor (the format's rule: the data is indexed whole, without
+  // holes). A header length one byte short shifts every tensor by a byte and leaves one at the
+  // end; a hole or trailing bytes mean the file is not what its header says.
+  uint64_t covered = 0;
+  for (const Entry* e : by_offset) {
+    if (e->end == e->begin) continue;
+    if (e->begin != covered)
+      throw fail("bytes " + std::to_string(covered) + "-" + std::to_string(e->begin) +
+                 " of the data belong to no tensor (a hole before " + e->name + ")");
+    covered = e->end;
+  }
+  if (covered != data_bytes)
+    throw fail(std::to_string(data_bytes - covered) + (data_bytes - covered == 1 ? " byte" : " bytes") +
+               " after the last tensor's data belong to no tensor (the data is " +
+               std::to_string(data_bytes) + " bytes, the tensors end at " + std::to_string(covered) +
+               "; a wrong header length?)");
   const std::streamoff data_start = std::streamoff(8 + len);
   for (const auto& e : entries) {
     auto t = at::empty(e.shape, at::TensorOptions(e.dtype));

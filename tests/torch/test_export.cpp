@@ -111,6 +111,22 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
   const auto outside = raw_file("outside", R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 4);
   EXPECT_NE(error_of([&] { load_safetensors(outside.string()); }).find("tensor x: data_offsets outside the file's 4 bytes"),
             std::string::npos);
+  // Bytes that belong to no tensor: a hole, trailing data, a header length one byte short (the
+  // header is space-padded, so it still parses, and every tensor would be read a byte late).
+  const auto hole = raw_file("hole",
+                             R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
+                             R"( "y": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})",
+                             12);
+  EXPECT_NE(error_of([&] { load_safetensors(hole.string()); }).find("bytes 4-8 of the data belong to no tensor (a hole before y)"),
+            std::string::npos);
+  const auto trailing = raw_file("trailing", R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 9);
+  EXPECT_NE(error_of([&] { load_safetensors(trailing.string()); }).find("1 byte after the last tensor's data belong to no tensor"),
+            std::string::npos);
+  {
+    const std::string header = R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}   )";
+    const auto short_length = raw_file("short-length", header, 8, header.size() - 1);
+    EXPECT_NE(error_of([&] { load_safetensors(short_length.string()); }).find("belong to no tensor"), std::string::npos);
+  }
   // A safetensors file that is not a yoke export: said so, not a missing-key crash.
   const auto plain = tensors_file("plain");
   EXPECT_NE(error_of([&] { read_exported_model(plain.string()); }).find(plain.string() + ": holds no yoke model"),

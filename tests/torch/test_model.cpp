@@ -1,6 +1,7 @@
 // Transformer, search, optimizer and checkpoints on small random models.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "config/config.h"
@@ -11,6 +12,7 @@
 #include "copy_task.h"
 #include "tiny_model.h"
 #include "store/checkpoint.h"
+#include "util/error.h"
 #include "train/flat_adam.h"
 #include "store/model_store.h"
 #include "margin.h"
@@ -162,6 +164,30 @@ TEST(Checkpoint, RoundTripsAModel) {
   EXPECT_EQ(loaded.meta.at("hello"), 1);
   for (auto& [k, t] : module_state(*a)) EXPECT_TRUE(at::equal(t, module_state(*b).at(k))) << k;
   std::filesystem::remove(path);
+}
+
+// A tensor of another type than the model's (I32 where the model has F32) is refused by name, not
+// converted; so is one holding NaN.
+TEST(Checkpoint, OtherTypesAndNaNAreRefusedByName) {
+  auto model = build_model(tiny_config(Tie::none, Estimator::dot));
+  auto state = module_state(*model);
+  auto as_int = state;
+  as_int.at("decoder0.ffn.w1") = as_int.at("decoder0.ffn.w1").to(at::kInt);
+  try {
+    load_module_state(*model, as_int, "f.safetensors");
+    ADD_FAILURE() << "an Int tensor was converted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("f.safetensors: tensor 'decoder0.ffn.w1' is Int in the file but Float in the model"),
+              std::string::npos) << e.what();
+  }
+  auto with_nan = state;
+  with_nan.at("encoder0.ffn.b1") = at::full_like(with_nan.at("encoder0.ffn.b1"), std::nan(""));
+  try {
+    load_module_state(*model, with_nan, "g.ykp");
+    ADD_FAILURE() << "NaN weights were loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("g.ykp: tensor 'encoder0.ffn.b1' holds NaN"), std::string::npos) << e.what();
+  }
 }
 
 // Every tie × output combination trains: loss on a fixed copy task goes down, by at least a tenth
