@@ -1,4 +1,5 @@
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -68,6 +69,15 @@ int cmd_prepare(int argc, char** argv) {
     cmd.require(needed);
   o.max_len = size_t(max_len);
   o.seed = uint64_t(seed);
+  // 0 pairs a shard wrote one file a pair; a ratio of NaN, below 0 or below 1 silently meant "off".
+  if (o.shard_pairs < 1) throw InputError("--shard-size must be at least 1 pair, got 0");
+  if (o.chunk_pairs < 1) throw InputError("--chunk-size must be at least 1 pair, got 0");
+  if (!(o.max_ratio == 0 || o.max_ratio >= 1)) {  // NaN fails both
+    std::ostringstream got;
+    got << o.max_ratio;
+    throw InputError("--max-ratio must be 0 (off) or at least 1 (a longer side R times the other), got " +
+                     got.str());
+  }
   for (const auto& t : tests) {
     if (o.lm) {
       const auto a = t.find(':');

@@ -115,6 +115,23 @@ TEST(OptionsCli, DecodingOptionsAreRangeChecked) {
             std::string::npos);
 }
 
+// prepare's sizes and ratio: 0 pairs a shard wrote a file a pair; NaN, negative or sub-1 ratios
+// silently meant "off". Refused before any file is read.
+TEST(OptionsCli, PrepareRefusesEmptyShardsAndRatiosThatMeanNothing) {
+  const std::vector<std::string> base = {YOKE_BINARY, "prepare", "--train-src", "a", "--train-tgt", "b",
+                                         "--valid-src", "c", "--valid-tgt", "d", "--out", "o"};
+  const auto with = [&](std::vector<std::string> more) {
+    auto args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return usage_error(args);
+  };
+  EXPECT_NE(with({"--shard-size", "0"}).find("yoke prepare: error: --shard-size must be at least 1 pair, got 0"),
+            std::string::npos);
+  EXPECT_NE(with({"--chunk-size", "0"}).find("--chunk-size must be at least 1 pair"), std::string::npos);
+  for (const char* r : {"nan", "-1", "0.5"})
+    EXPECT_NE(with({"--max-ratio", r}).find("--max-ratio must be 0 (off) or at least 1"), std::string::npos) << r;
+}
+
 TEST(OptionsCli, UsageErrorsNameTheCommandAndOption) {
   EXPECT_NE(usage_error({YOKE_BINARY, "translate", "--model", "m", "--bem", "3"})
                 .find("yoke translate: error: unknown option --bem (did you mean --beam?)"),
