@@ -264,8 +264,14 @@ int cmd_translate(int argc, char** argv) {
     }
     std::vector<TargetGuide> guides(guided ? lines.size() : 0);
     for (size_t i = 0; i < guides.size(); ++i) {
-      if (!prefix_file.empty())
+      if (!prefix_file.empty()) {
         guides[i].prefix = tgt_vocab.encode(line_for(prefix_lines, first_index + i, prefix_file, "--prefix-file"));
+        // The target has as many positions as the source; a prefix that fills them leaves no room.
+        if (guides[i].prefix.size() >= limit)
+          std::cerr << prefix_file << ":" << first_index + i + 1 << ": warning: the prefix has " << guides[i].prefix.size()
+                    << " subwords, the model " << limit << " target positions: the output is the prefix cut to "
+                    << limit << " subwords, with nothing translated after it\n";
+      }
       if (!constraints_file.empty())
         for (const auto& phrase : tab_separated(line_for(constraint_lines, first_index + i, constraints_file, "--constraints")))
           guides[i].constraints.push_back(tgt_vocab.encode(phrase));

@@ -19,11 +19,15 @@ Ensemble::Ensemble(std::vector<Transformer*> ms, std::vector<double> ws) : model
   if (weights.size() != models.size())
     throw InputError(std::to_string(weights.size()) + " weights for " + std::to_string(models.size()) +
                      " models; give one weight per model");
-  double sum = 0;
+  double largest = 0;
   for (double w : weights) {
     if (!(w > 0) || !std::isfinite(w)) throw InputError("ensemble weights must be positive numbers");
-    sum += w;
+    largest = std::max(largest, w);
   }
+  // Scaled by the largest first: 1e308 + 1e308 overflows to infinity, and every weight became 0
+  // (every output empty).
+  double sum = 0;
+  for (double& w : weights) sum += (w /= largest);
   for (double& w : weights) w /= sum;
   for (auto* m : models)
     if (m->embeddings->spec().tgt_vocab != models.front()->embeddings->spec().tgt_vocab)

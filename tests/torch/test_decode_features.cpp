@@ -104,6 +104,9 @@ TEST(Ensemble, WeightsMustMatchTheModels) {
   auto a = random_model(41);
   EXPECT_THROW(Ensemble({a.get(), a.get()}, {1.0}), InputError);
   EXPECT_THROW(Ensemble({a.get(), a.get()}, {1.0, -1.0}), InputError);
+  // Huge weights whose sum overflows are still weights: 1e308:1e308 is 1:1.
+  const Ensemble huge({a.get(), a.get()}, {1e308, 1e308});
+  EXPECT_EQ(huge.weights, std::vector<double>({0.5, 0.5}));
 }
 
 // Sampling draws from each sentence's own generator (seed, input index): batching and the order
@@ -366,6 +369,21 @@ TEST(TranslateCli, PrefixFileMustCoverTheInput) {
   std::string err;
   EXPECT_NE(translate_status({"--input", toy_source(), "--prefix-file", prefixes.string()}, err), 0);
   EXPECT_NE(err.find(prefixes.string() + " (--prefix-file) has 2 lines; input line 3 has none"), std::string::npos) << err;
+}
+
+// A prefix with more subwords than the model has target positions cannot be completed: said, with
+// the file and line, instead of an output silently cut at the last position.
+TEST(TranslateCli, APrefixLongerThanThePositionsIsWarnedAbout) {
+  const auto input = work_dir() / "one_line.txt", prefixes = work_dir() / "long_prefix.txt";
+  std::ofstream(input) << "a b c\n";
+  std::string words;
+  for (int i = 0; i < 1100; ++i) words += "a ";
+  std::ofstream(prefixes) << words << "\n";
+  std::string err;
+  EXPECT_EQ(translate_status({"--input", input.string(), "--prefix-file", prefixes.string(), "--beam", "1"}, err), 0)
+      << err;
+  EXPECT_NE(err.find(prefixes.string() + ":1: warning: the prefix has "), std::string::npos) << err;
+  EXPECT_NE(err.find("target positions: the output is the prefix cut to"), std::string::npos) << err;
 }
 
 TEST(TranslateCli, AlignmentsFollowTheText) {
