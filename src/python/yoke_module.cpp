@@ -15,6 +15,14 @@ using namespace yoke::python;
 PYBIND11_MODULE(_yoke, mod) {
   mod.doc() = "yoke models from Python: translate, score, generate, read word matrices";
   py::register_exception<yoke::InputError>(mod, "InputError", PyExc_ValueError);
+  // numpy's C API is set up by a function-local static the first time an array is made. Made
+  // lazily, the first embeddings() from two threads deadlocked: one held the static's guard while
+  // numpy's import let go of the GIL, the other held the GIL waiting for the guard. Made here, one
+  // thread runs under the import lock. Without numpy it is left for embeddings() to report.
+  try {
+    py::array_t<float> warm(0);
+  } catch (const py::error_already_set&) {
+  }
 
   py::class_<TextHypothesis>(mod, "Hypothesis")
       .def_readonly("text", &TextHypothesis::text)

@@ -105,6 +105,17 @@ def main():
         assert bool((e["target"] == e["output"]).all()) and not bool((e["source"] == e["target"]).all())
         assert math.isfinite(float(e["source"].sum()))
 
+        # The first embeddings() of a fresh interpreter from several threads at once, numpy not
+        # imported before yoke: this deadlocked (numpy's C API set up in a static under the GIL).
+        code = ("import sys, threading; sys.path.insert(0, sys.argv[1]); import yoke; m = yoke.load(sys.argv[2]); "
+                "ts = [threading.Thread(target=m.embeddings) for _ in range(4)]; [t.start() for t in ts]; "
+                "[t.join() for t in ts]; print('threads ok')")
+        try:
+            out = subprocess.run([sys.executable, "-c", code, package_dir, mt], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("embeddings() from 4 threads at once did not return in 120 s (a deadlock)")
+        assert out.returncode == 0 and "threads ok" in out.stdout, (out.returncode, out.stdout, out.stderr)
+
         # Generation: greedy (temperature 0) as `yoke generate` writes it.
         lm_model = yoke.load(lm)
         assert lm_model.task == "lm" and "source" not in lm_model.embeddings()
