@@ -76,6 +76,9 @@ void save_safetensors(const std::string& path, const SafeTensors& file) {
 SafeTensors load_safetensors(const std::string& path) {
   auto fail = [&](const std::string& what) { return input_error(path, 0, "corrupt safetensors file: " + what); };
   std::error_code ec;
+  // Opening a pipe for reading waits for a writer, and its size is unknown: only files are read.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw input_error(path, 0, "is not a regular file (a pipe?): a safetensors file is read by its offsets");
   const uint64_t size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
   if (ec || !in) throw input_error(path, 0, "cannot open safetensors file" + (ec ? ": " + ec.message() : std::string()));

@@ -70,6 +70,15 @@ void check_options(const PrepareOptions& o) {
     throw InputError("prepare: validation source and target files are required");
   if (o.out_dir.empty()) throw InputError("prepare: output directory is required");
   if (o.max_len == 0) throw InputError("prepare: max_len must be at least 1");
+  // The training text is read twice (to learn the vocabulary, then to encode it), so a pipe (what
+  // <(zcat ...) gives) would be read empty the second time, or wait forever for a writer: said
+  // before anything starts. Gzipped files are read directly.
+  for (const auto* path : {&o.train_src, &o.train_tgt}) {
+    std::error_code ec;
+    if (!path->empty() && std::filesystem::exists(*path, ec) && !std::filesystem::is_regular_file(*path, ec))
+      throw input_error(*path, 0, "is not a regular file (a pipe?): prepare reads the training text twice, to learn "
+                                  "the vocabulary and to encode it; give a file (a .gz is read as it is)");
+  }
   if (o.tests.size() != o.test_names.size())
     throw InputError("prepare: " + std::to_string(o.tests.size()) + " test sets but " +
                      std::to_string(o.test_names.size()) + " test names");

@@ -1,6 +1,7 @@
 // Tests of the text pipeline: corpus reading, vocabulary, binarized storage, batching, the
 // synthetic corpus and `yoke prepare`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -606,6 +607,24 @@ TEST(PrepareTest, InputErrorsComeEarly) {
   const std::string msg = input_error_message([&] { prepare_data(o, log); });
   EXPECT_NE(msg.find("test.tgt"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(corpus.dir.file("prep/spm.model")));  // failed before training
+}
+
+// A pipe as training text (what <(zcat ...) gives) is read twice by prepare: refused by name at
+// once, where the second pass waited forever.
+TEST(PrepareTest, APipeAsTrainingTextIsRefusedBeforeAnythingStarts) {
+  SmallCorpus corpus;
+  const std::string fifo = corpus.dir.file("train.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  PrepareOptions o;
+  o.train_src = fifo;
+  o.train_tgt = corpus.dir.file("train.tgt");
+  o.valid_src = corpus.dir.file("valid.src");
+  o.valid_tgt = corpus.dir.file("valid.tgt");
+  o.out_dir = corpus.dir.file("prep");
+  std::ostringstream log;
+  const std::string msg = input_error_message([&] { prepare_data(o, log); });
+  EXPECT_NE(msg.find(fifo + ": is not a regular file (a pipe?)"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(corpus.dir.file("prep/spm.model")));
 }
 
 // The real corpus, as a new user would prepare it (about 3 s on 2 cores).

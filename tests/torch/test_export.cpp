@@ -3,6 +3,7 @@
 // shared-private matrices and every arch, python/yoke_torch.py giving yoke's log-probabilities
 // and greedy translations, and the command line's export / import / translate round trip.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -127,6 +128,12 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
     const auto short_length = raw_file("short-length", header, 8, header.size() - 1);
     EXPECT_NE(error_of([&] { load_safetensors(short_length.string()); }).find("belong to no tensor"), std::string::npos);
   }
+  // A pipe: opening it would wait for a writer forever.
+  const auto fifo = work_dir() / "pipe.safetensors";
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { load_safetensors(fifo.string()); }).find(fifo.string() + ": is not a regular file (a pipe?)"),
+            std::string::npos);
   // A safetensors file that is not a yoke export: said so, not a missing-key crash.
   const auto plain = tensors_file("plain");
   EXPECT_NE(error_of([&] { read_exported_model(plain.string()); }).find(plain.string() + ": holds no yoke model"),
