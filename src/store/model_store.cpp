@@ -126,6 +126,15 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   if (int8 && !where.is_cuda() && int8_available()) m.model->use_int8(int8_weights);
   m.tgt_vocab = Vocab::load(target_vocab_path(dir));
   m.src_vocab = m.config.task == Task::lm ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
+  // Whatever the checksums say (a file without the record has none), a vocabulary of another size
+  // than the model's rows gives garbage (smaller) or indices past the matrix (larger).
+  const auto check_size = [&](const Vocab& v, int64_t rows, const std::string& path, const char* key) {
+    if (v.size() != rows)
+      throw input_error(path, 0, "has " + std::to_string(v.size()) + " pieces, the model in " + m.checkpoint + " " +
+                                     std::to_string(rows) + " rows (" + key + "): not the vocabulary it was trained with");
+  };
+  check_size(m.tgt_vocab, m.config.tgt_vocab_size, target_vocab_path(dir), "tgt_vocab_size");
+  if (m.config.task != Task::lm) check_size(m.src_vocab, m.config.src_vocab_size, source_vocab_path(dir), "src_vocab_size");
   return m;
 }
 

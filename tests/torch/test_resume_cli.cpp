@@ -159,6 +159,29 @@ TEST(ResumeCli, TranslateRefusesAReplacedVocabularyAndOldCheckpointsStillLoad) {
                  (work_dir() / "tov.hyp").string()}, log), 0) << slurp(log);
 }
 
+// Without the checksum record (an old checkpoint, an export whose metadata lost it), a vocabulary
+// of another size than the model's rows is still refused: smaller gave garbage, larger indices
+// past the matrix.
+TEST(ResumeCli, AVocabularyOfAnotherSizeIsRefusedWithoutTheRecord) {
+  const auto dir = copy_of_trained("translate-other-size");
+  auto c = load_checkpoint((dir / "checkpoint_best.ykp").string());
+  c.meta.erase("vocab");
+  save_checkpoint((dir / "checkpoint_best.ykp").string(), c);
+  auto p = synthetic_prepare_options((work_dir() / "corpus").string(), (work_dir() / "data-150").string());
+  data_dir();  // writes the corpus
+  p.vocab_size = 150;
+  std::ostringstream quiet;
+  prepare_data(p, quiet);
+  fs::copy_file(work_dir() / "data-150" / "spm.model", dir / "spm.model", fs::copy_options::overwrite_existing);
+  const auto log = work_dir() / "translate-other-size.log";
+  EXPECT_EQ(run({YOKE_BINARY, "translate", "--model", dir.string(), "--input", (data_dir() / "test.toy.src.txt").string()},
+                log), 2);
+  EXPECT_NE(slurp(log).find((dir / "spm.model").string() + ": has 150 pieces, the model in " +
+                            (dir / "checkpoint_best.ykp").string() + " 200 rows (tgt_vocab_size)"),
+            std::string::npos)
+      << slurp(log);
+}
+
 TEST(ResumeCli, AverageLeavesTheTrainersFilesAndLockedDirectoriesAlone) {
   const auto dir = copy_of_trained("average-guard");
   const auto log = work_dir() / "average-guard.log";
