@@ -1,6 +1,10 @@
 #include "store/model_store.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "align/pair_data.h"
 #include "store/checkpoint.h"
@@ -97,6 +101,45 @@ std::vector<std::string> copy_model_files(const std::string& from, const std::st
 std::string source_vocab_path(const std::string& dir) { return vocab_path(dir, "src"); }
 std::string target_vocab_path(const std::string& dir) { return vocab_path(dir, "tgt"); }
 
+namespace {
+
+// The config comes from the file (a checkpoint's header, an export's metadata) and the model is
+// built from it before its weights are copied in: a 0.5 MB file that says d_model 8192 or a
+// million layers took gigabytes first. So the sizes that memory grows with are checked against
+// the tensors the file holds, before anything is built: the width and positions (the position
+// table), the layers of each stack (the layer prefixes), the feed-forward size (its first layer).
+void check_config_fits_tensors(const Config& c, const std::map<std::string, at::Tensor>& w, const std::string& path) {
+  const auto differ = [&](const std::string& key, int64_t config, const std::string& tensor, int64_t file) {
+    throw input_error(path, 0, "its config says " + key + " = " + std::to_string(config) + " but tensor '" + tensor +
+                                   "' gives " + std::to_string(file) + ": the config does not describe these weights");
+  };
+  if (const auto it = w.find("positions"); it != w.end() && it->second.dim() == 2) {
+    if (it->second.size(1) != c.d_model) differ("d_model", c.d_model, "positions", it->second.size(1));
+    if (it->second.size(0) != c.max_positions) differ("max_positions", c.max_positions, "positions", it->second.size(0));
+  }
+  for (const auto& [stack, layers] : {std::pair<std::string, int64_t>{"encoder", c.task == Task::lm ? 0 : c.encoder_layers},
+                                      std::pair<std::string, int64_t>{"decoder", c.decoder_layers}}) {
+    int64_t stored = 0;  // one past the highest layer index among the tensor names
+    for (const auto& [name, t] : w) {
+      if (name.rfind(stack, 0) != 0) continue;
+      const auto dot = name.find('.');
+      const std::string index = name.substr(stack.size(), dot == std::string::npos ? std::string::npos : dot - stack.size());
+      if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) continue;
+      stored = std::max(stored, int64_t(std::stoll(index)) + 1);
+    }
+    const int64_t expected = c.cross_layer ? std::min<int64_t>(layers, 1) : layers;  // cross_layer stores layer 0 once
+    if (stored != expected)
+      throw input_error(path, 0, "its config says " + stack + "_layers = " + std::to_string(layers) +
+                                     (c.cross_layer ? " (cross_layer: one stored)" : "") + " but the file holds " +
+                                     std::to_string(stored) + " " + stack + " layer" + (stored == 1 ? "" : "s") +
+                                     ": the config does not describe these weights");
+    if (const auto f = w.find(stack + "0.ffn.w1"); f != w.end() && f->second.dim() == 2 && f->second.size(0) != c.ffn_dim)
+      differ("ffn_dim", c.ffn_dim, stack + "0.ffn.w1", f->second.size(0));
+  }
+}
+
+}  // namespace
+
 LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name, const std::string& device) {
   LoadedModel m;
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
@@ -109,13 +152,27 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
                         "is not the vocabulary recorded in " + m.checkpoint + " (" + d->detail +
                             "): the model directory's vocabulary was replaced after training; put back the file "
                             "the model was trained with");
+  m.tgt_vocab = Vocab::load(target_vocab_path(dir));
+  m.src_vocab = m.config.task == Task::lm ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
+  // Checked before the model is built with the config's vocabulary sizes. Whatever the checksums
+  // say (a file without the record has none), a vocabulary of another size than the model's rows
+  // gives garbage (smaller) or indices past the matrix (larger).
+  const auto check_size = [&](const Vocab& v, int64_t rows, const std::string& path, const char* key) {
+    if (v.size() != rows)
+      throw input_error(path, 0, "has " + std::to_string(v.size()) + " pieces, the model in " + m.checkpoint + " " +
+                                     std::to_string(rows) + " rows (" + key + "): not the vocabulary it was trained with");
+  };
+  check_size(m.tgt_vocab, m.config.tgt_vocab_size, target_vocab_path(dir), "tgt_vocab_size");
+  if (m.config.task != Task::lm) check_size(m.src_vocab, m.config.src_vocab_size, source_vocab_path(dir), "src_vocab_size");
   // Training copies the pair file into the model directory: the model needs nothing else.
   if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
-  m.model = build_model(m.config, dir);
   const bool int8 = m.int8 = is_int8_checkpoint(ckpt);
   Int8Weights int8_weights;
   if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);
-  load_module_state(*m.model, model_weights(ckpt), m.checkpoint);
+  const auto weights = model_weights(ckpt);
+  check_config_fits_tensors(m.config, weights, m.checkpoint);
+  m.model = build_model(m.config, dir);
+  load_module_state(*m.model, weights, m.checkpoint);
   const auto where = compat::device_from_name(device);
   if (where.is_cuda()) compat::allow_tf32();
   m.model->to(where);
@@ -124,17 +181,6 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   // it runs in fp32 on the dequantized weights loaded above, which give the same numbers up to
   // the activations' rounding.
   if (int8 && !where.is_cuda() && int8_available()) m.model->use_int8(int8_weights);
-  m.tgt_vocab = Vocab::load(target_vocab_path(dir));
-  m.src_vocab = m.config.task == Task::lm ? m.tgt_vocab : Vocab::load(source_vocab_path(dir));
-  // Whatever the checksums say (a file without the record has none), a vocabulary of another size
-  // than the model's rows gives garbage (smaller) or indices past the matrix (larger).
-  const auto check_size = [&](const Vocab& v, int64_t rows, const std::string& path, const char* key) {
-    if (v.size() != rows)
-      throw input_error(path, 0, "has " + std::to_string(v.size()) + " pieces, the model in " + m.checkpoint + " " +
-                                     std::to_string(rows) + " rows (" + key + "): not the vocabulary it was trained with");
-  };
-  check_size(m.tgt_vocab, m.config.tgt_vocab_size, target_vocab_path(dir), "tgt_vocab_size");
-  if (m.config.task != Task::lm) check_size(m.src_vocab, m.config.src_vocab_size, source_vocab_path(dir), "src_vocab_size");
   return m;
 }
 

@@ -140,6 +140,32 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
             std::string::npos);
 }
 
+// A file whose metadata config does not describe its tensors (d_model 8192 over a model of 32, a
+// million layers, another feed-forward size) is refused before the model is built: building first
+// took gigabytes for a 0.5 MB file.
+TEST(Safetensors, AConfigThatDoesNotFitTheTensorsIsRefusedBeforeAnythingIsBuilt) {
+  const auto dir = model_dir(settings().front());
+  const auto out = work_dir() / "export-misconfigured";
+  fs::remove_all(out);
+  export_model(dir.string(), out.string());
+  const auto file = out / kExportedWeights;
+  const auto original = load_safetensors(file.string());
+  for (const auto& [key, value, message] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"d_model", 8192, "its config says d_model = 8192 but tensor 'positions' gives 16"},
+           {"decoder_layers", 1000000, "its config says decoder_layers = 1000000 but the file holds 2 decoder layers"},
+           {"max_positions", 1000000000, "its config says max_positions = 1000000000 but tensor 'positions' gives 64"},
+           {"ffn_dim", 100000000, "its config says ffn_dim = 100000000 but tensor 'encoder0.ffn.w1' gives 24"}}) {
+    auto changed = original;
+    auto config = nlohmann::json::parse(changed.metadata.at("config"));
+    config[key] = value;
+    if (key == "d_model") config["heads"] = 2;
+    changed.metadata["config"] = config.dump();
+    save_safetensors(file.string(), changed);
+    const std::string error = error_of([&] { load_model(out.string()); });
+    EXPECT_NE(error.find(file.string() + ": " + message), std::string::npos) << key << ": " << error;
+  }
+}
+
 // ---- every model setting ----------------------------------------------------------------------
 
 class ExportSettings : public ::testing::TestWithParam<Setting> {};
