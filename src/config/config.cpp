@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <limits>
 #include <type_traits>
 
 #include "config/key_ranges.h"
@@ -109,8 +110,26 @@ nlohmann::json json_of(const T& v) {
 
 template <class T>
 void read_json(const nlohmann::json& j, const char* name, T& out) {
-  if constexpr (is_config_enum<T>::value) out = parse_enum<T>(name, j.get<std::string>());
-  else j.get_to(out);
+  // A config in a file's header or metadata is checked as a config file is: nlohmann would turn
+  // 32.9 into 32 and 2^32 + 1000 into 1000 without a word.
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) throw InputError(std::string(name) + " = " + j.dump() + ": expected true or false");
+    out = j.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    const bool whole = j.is_number_integer();
+    const bool fits = whole && (j.is_number_unsigned() ? j.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                                       : j.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                             j.get<int64_t>() <= int64_t(std::numeric_limits<T>::max()));
+    if (!fits)
+      throw InputError(std::string(name) + " = " + j.dump() + ": expected a whole number in [" +
+                       std::to_string(std::numeric_limits<T>::min()) + ", " +
+                       std::to_string(std::numeric_limits<T>::max()) + "]");
+    out = j.get<T>();
+  } else if constexpr (is_config_enum<T>::value) {
+    out = parse_enum<T>(name, j.get<std::string>());
+  } else {
+    j.get_to(out);
+  }
 }
 
 }  // namespace

@@ -79,9 +79,14 @@ Checkpoint read_exported_model(const std::string& path) {
                                "(files written by `yoke export` have them; docs/export.md)");
   Checkpoint c;
   try {
-    if (md.count("format_version") && std::stoi(md.at("format_version")) > kFormatVersion)
-      throw std::runtime_error("format_version " + md.at("format_version") + " is newer than this build reads (" +
-                               std::to_string(kFormatVersion) + ")");
+    if (md.count("format_version")) {
+      const std::string& v = md.at("format_version");
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+        throw std::runtime_error("format_version '" + v + "' is not a whole number");
+      if (std::stoi(v) > kFormatVersion)
+        throw std::runtime_error("format_version " + v + " is newer than this build reads (" +
+                                 std::to_string(kFormatVersion) + ")");
+    }
     c.meta["config"] = nlohmann::json::parse(md.at("config"));
     if (md.count("vocab")) c.meta["vocab"] = nlohmann::json::parse(md.at("vocab"));
   } catch (const std::exception& e) {  // JSON text that does not parse, a version that is no number

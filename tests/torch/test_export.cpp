@@ -164,6 +164,24 @@ TEST(Safetensors, AConfigThatDoesNotFitTheTensorsIsRefusedBeforeAnythingIsBuilt)
     const std::string error = error_of([&] { load_model(out.string()); });
     EXPECT_NE(error.find(file.string() + ": " + message), std::string::npos) << key << ": " << error;
   }
+  // Values a config file refuses are refused here too, not truncated: 32.9, 2^32 + 1000, "abc".
+  for (const auto& [key, value, message] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"d_model", 32.9, "d_model = 32.9: expected a whole number"},
+           {"tgt_vocab_size", 4294968296ull, "tgt_vocab_size = 4294968296: expected a whole number"},
+           {"cross_layer", 1, "cross_layer = 1: expected true or false"}}) {
+    auto changed = original;
+    auto config = nlohmann::json::parse(changed.metadata.at("config"));
+    config[key] = value;
+    changed.metadata["config"] = config.dump();
+    save_safetensors(file.string(), changed);
+    const std::string error = error_of([&] { load_model(out.string()); });
+    EXPECT_NE(error.find(message), std::string::npos) << key << ": " << error;
+  }
+  auto versioned = original;
+  versioned.metadata["format_version"] = "abc";
+  save_safetensors(file.string(), versioned);
+  EXPECT_NE(error_of([&] { load_model(out.string()); }).find("format_version 'abc' is not a whole number"),
+            std::string::npos);
 }
 
 // ---- every model setting ----------------------------------------------------------------------
