@@ -1,11 +1,14 @@
 // `yoke export` and `yoke import`: a model directory to safetensors with its config and
 // vocabularies, and back (store/model_export.h; docs/export.md has the layout).
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/model_export.h"
 #include "store/onnx_export.h"
+
+namespace fs = std::filesystem;
 
 namespace yoke::cli {
 
@@ -15,6 +18,7 @@ void report(const char* verb, const ExportResult& r) {
   if (!r.files.empty()) std::cerr << " (+ ";
   for (size_t i = 0; i < r.files.size(); ++i) std::cerr << (i ? ", " : "") << r.files[i];
   std::cerr << (r.files.empty() ? "" : ")") << std::endl;
+  if (r.replaced) std::cerr << "replaced what " << fs::path(r.to).parent_path().string() << " held before (--force)" << std::endl;
 }
 }  // namespace
 
@@ -31,8 +35,12 @@ int cmd_export(int argc, char** argv) {
               "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende\n"
               "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-onnx --format onnx");
   std::string dir, out, checkpoint, format = "safetensors";
+  bool force = false;
   cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
-  cmd.add_option("--out", out, "directory for the exported model (created)")->type_name("DIR")->required();
+  cmd.add_option("--out", out, "directory for the exported model (created; written whole or not at all)")
+      ->type_name("DIR")
+      ->required();
+  cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
   cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx"}))
       ->capture_default_str();
   cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
@@ -40,10 +48,11 @@ int cmd_export(int argc, char** argv) {
       ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
   if (!cmd.read(argc, argv)) return 0;
   if (format == "onnx") {
+    if (force) throw InputError("--force: not for --format onnx yet; remove " + out + " first");
     const OnnxTools tools = find_onnx_tools();  // before any work: a missing package is named at once
     report("exported", export_onnx(dir, out, checkpoint, tools));
   } else {
-    report("exported", export_model(dir, out, checkpoint));
+    report("exported", export_model(dir, out, checkpoint, force));
   }
   return 0;
 }
@@ -55,10 +64,14 @@ int cmd_import(int argc, char** argv) {
               "an exported directory as it is.)\n\n"
               "example: yoke import --model export/multi30k-ende --out runs/multi30k-ende-again");
   std::string from, out;
+  bool force = false;
   cmd.add_option("--model", from, "exported directory, or its model.safetensors")->type_name("PATH")->required();
-  cmd.add_option("--out", out, "model directory to write (created)")->type_name("DIR")->required();
+  cmd.add_option("--out", out, "model directory to write (created; written whole or not at all)")
+      ->type_name("DIR")
+      ->required();
+  cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
   if (!cmd.read(argc, argv)) return 0;
-  report("imported", import_model(from, out));
+  report("imported", import_model(from, out, force));
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "store/int8_model.h"
 #include "store/model_store.h"
 #include "store/safetensors.h"
+#include "util/staged_dir.h"
 #include "text/vocab_files.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -33,21 +34,20 @@ nlohmann::json tying_of(const Transformer& model) {
   return {{"source", prefix(emb.source())}, {"target", prefix(&emb.target())}, {"output", prefix(&emb.output())}};
 }
 
-bool holds_model(const std::string& dir) {
-  return fs::exists(fs::path(dir) / "checkpoint_best.ykp") || fs::exists(fs::path(dir) / "checkpoint_last.ykp") ||
-         fs::exists(fs::path(dir) / kExportedWeights);
-}
 
 }  // namespace
 
-ExportResult export_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name) {
+ExportResult export_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name,
+                          bool replace) {
   ExportResult r;
   r.from = pick_checkpoint(dir, checkpoint_name);
   const nlohmann::json meta = read_model_meta(r.from);
   if (is_int8_meta(meta))
     throw input_error(r.from, 0, "is an int8 model (`yoke quantize`): its weights are rounded to int8, and other "
                                  "toolkits would take them for the model's; export the fp32 model it was made from");
-  if (holds_model(out)) throw input_error(out, 0, "already holds a model; give another --out");
+  // Written into a sibling and renamed into place: a non-empty --out (a data folder, another
+  // export) is refused unless replace, and a failure midway leaves nothing behind.
+  StagedDirectory staged(out, replace, "yoke export");
   const LoadedModel m = load_model(dir, checkpoint_name, "cpu");
   SafeTensors file;
   file.tensors = module_state(*m.model);
@@ -62,12 +62,12 @@ ExportResult export_model(const std::string& dir, const std::string& out, const 
     file.metadata["update"] = meta.at("state").at("update").dump();
   for (const auto& [name, t] : file.tensors) r.values += t.numel();
   r.tensors = file.tensors.size();
-  fs::create_directories(out);
-  r.to = (fs::path(out) / kExportedWeights).string();
-  save_safetensors(r.to, file);
-  write_file_atomically((fs::path(out) / "config.json").string(), config.dump(2) + "\n");
+  save_safetensors((fs::path(staged.path()) / kExportedWeights).string(), file);
+  write_file_atomically((fs::path(staged.path()) / "config.json").string(), config.dump(2) + "\n");
   r.files = {"config.json"};
-  for (const auto& f : copy_model_files(dir, out)) r.files.push_back(f);
+  for (const auto& f : copy_model_files(dir, staged.path())) r.files.push_back(f);
+  r.replaced = staged.commit();
+  r.to = (fs::path(out) / kExportedWeights).string();
   return r;
 }
 
@@ -98,27 +98,22 @@ Checkpoint read_exported_model(const std::string& path) {
   return c;
 }
 
-ExportResult import_model(const std::string& exported, const std::string& out) {
+ExportResult import_model(const std::string& exported, const std::string& out, bool replace) {
   ExportResult r;
   const bool is_dir = fs::is_directory(exported);
   r.from = is_dir ? (fs::path(exported) / kExportedWeights).string() : exported;
   const std::string from_dir = is_dir ? exported : fs::path(exported).parent_path().string();
   if (!fs::exists(r.from)) throw input_error(r.from, 0, "not found: give an exported directory or its model.safetensors");
-  if (holds_model(out)) throw input_error(out, 0, "already holds a model; give another --out");
+  StagedDirectory staged(out, replace, "yoke import");  // as export_model's
   Checkpoint c = read_exported_model(r.from);
   c.meta["imported"] = {{"from", r.from}};
   for (const auto& [name, t] : c.tensors) r.values += t.numel();
   r.tensors = c.tensors.size();
-  fs::create_directories(out);
-  r.files = copy_model_files(from_dir, out);
+  r.files = copy_model_files(from_dir, staged.path());
+  save_checkpoint((fs::path(staged.path()) / "checkpoint_best.ykp").string(), c);
+  load_model(staged.path());  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
+  r.replaced = staged.commit();
   r.to = (fs::path(out) / "checkpoint_best.ykp").string();
-  save_checkpoint(r.to, c);
-  try {
-    load_model(out);  // shapes, vocabularies, pairs: an error now, not at the first translation
-  } catch (...) {
-    fs::remove(r.to);
-    throw;
-  }
   return r;
 }
 

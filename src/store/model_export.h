@@ -25,16 +25,18 @@ struct ExportResult {
   size_t tensors = 0;
   int64_t values = 0;
   std::vector<std::string> files;  // written beside the weights: config.json, vocabularies, pairs.tsv
+  bool replaced = false;           // out_dir held something that `replace` let go
 };
 
 // Exports the checkpoint `checkpoint_name` of `model_dir` (default: checkpoint_best, else
-// checkpoint_last) into `out_dir` (created).
+// checkpoint_last) into `out_dir`, written whole or not at all (util/staged_dir.h): an out_dir
+// that is not empty is refused unless `replace`.
 ExportResult export_model(const std::string& model_dir, const std::string& out_dir,
-                          const std::string& checkpoint_name = "");
+                          const std::string& checkpoint_name = "", bool replace = false);
 
 // The reverse: an exported directory (or its model.safetensors) becomes a model directory with a
 // weights-only checkpoint_best.ykp, the vocabularies and pairs.tsv, checked to load.
-ExportResult import_model(const std::string& exported, const std::string& out_dir);
+ExportResult import_model(const std::string& exported, const std::string& out_dir, bool replace = false);
 
 // An exported model.safetensors as the checkpoint it came from (meta: config, vocab; tensors
 // "model.NAME"), for load_model. InputError naming the file when it was not written by export_model.

@@ -326,9 +326,31 @@ TEST(ExportCli, ExportImportTranslateGiveTheSameHypothesesAndScores) {
     EXPECT_EQ(translate(back, more), expected);
     EXPECT_EQ(translate(out, more), expected);
   }
-  // Exporting again into a directory with a model, or an int8 model, is refused with the reason.
+  // Exporting again into a directory that holds anything, or an int8 model, is refused with the
+  // reason, and the directory is left as it was: a data folder's spm.model was overwritten once.
   EXPECT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", out.string()}, log), 2);
-  EXPECT_NE(slurp(log).find("already holds a model"), std::string::npos) << slurp(log);
+  EXPECT_NE(slurp(log).find(out.string() + ": is not empty"), std::string::npos) << slurp(log);
+  const auto data_copy = work_dir() / "cli-export-data";
+  fs::remove_all(data_copy);
+  fs::copy(data_dir(), data_copy, fs::copy_options::recursive);
+  const std::string spm_before = slurp(data_copy / "spm.model");
+  for (const char* command : {"export", "import"}) {
+    const auto from = std::string(command) == "export" ? model : out;
+    EXPECT_EQ(run({YOKE_BINARY, command, "--model", from.string(), "--out", data_copy.string()}, log), 2) << command;
+    EXPECT_NE(slurp(log).find("--force to replace this one"), std::string::npos) << slurp(log);
+    EXPECT_EQ(slurp(data_copy / "spm.model"), spm_before) << command;
+  }
+  EXPECT_FALSE(fs::exists(data_copy / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(data_copy / "checkpoint_best.ykp"));
+  // --force replaces it whole, and says so; no partial sibling is left.
+  ASSERT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", data_copy.string(), "--force"}, log), 0)
+      << slurp(log);
+  EXPECT_NE(slurp(log).find("replaced what " + data_copy.string() + " held before (--force)"), std::string::npos)
+      << slurp(log);
+  EXPECT_TRUE(fs::exists(data_copy / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(data_copy / "train.bin"));
+  for (const auto& e : fs::directory_iterator(work_dir()))
+    EXPECT_EQ(e.path().filename().string().find(".cli-export-data."), std::string::npos) << e.path();
   const auto int8 = work_dir() / "cli-export-int8";
   ASSERT_EQ(run({YOKE_BINARY, "quantize", "--model", model.string(), "--out", int8.string()}, log), 0) << slurp(log);
   EXPECT_EQ(run({YOKE_BINARY, "export", "--model", int8.string(), "--out", (work_dir() / "cli-export-x").string()}, log), 2);

@@ -1,0 +1,77 @@
+#include "util/staged_dir.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoke {
+
+namespace {
+
+fs::path sibling(const fs::path& out, const std::string& tag) {
+  const fs::path clean = out.lexically_normal();
+  const fs::path name = clean.has_filename() ? clean.filename() : clean.parent_path().filename();
+  const fs::path parent = clean.has_filename() ? clean.parent_path() : clean.parent_path().parent_path();
+  return parent / ("." + name.string() + "." + tag + "-" + std::to_string(::getpid()));
+}
+
+}  // namespace
+
+StagedDirectory::StagedDirectory(const std::string& out, bool replace, const std::string& command)
+    : out_(out), replace_(replace) {
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    if (!fs::is_directory(out, ec))
+      throw input_error(out, 0, "exists and is not a directory; " + command + " writes a directory there");
+    if (!fs::is_empty(out, ec) && !replace) {
+      std::string first;
+      for (const auto& e : fs::directory_iterator(out, ec)) {
+        first = e.path().filename().string();
+        break;
+      }
+      throw input_error(out, 0, "is not empty (it holds " + first + ", ...); " + command +
+                                    " writes a new directory: give another --out, or --force to replace this one "
+                                    "and everything in it");
+    }
+  }
+  staging_ = sibling(out, "partial").string();
+  fs::remove_all(staging_, ec);  // left by an earlier process with the same pid
+  fs::create_directories(staging_, ec);
+  if (ec) throw input_error(staging_, 0, "cannot create the directory to write into: " + ec.message());
+}
+
+StagedDirectory::~StagedDirectory() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+}
+
+bool StagedDirectory::commit() {
+  std::error_code ec;
+  const bool existed = fs::exists(out_, ec);
+  fs::path old;
+  if (existed) {
+    if (!replace_ && !fs::is_empty(out_, ec))
+      throw input_error(out_, 0, "was filled while it was being written; nothing was replaced");
+    old = sibling(out_, "replaced");
+    fs::remove_all(old, ec);
+    fs::rename(out_, old, ec);
+    if (ec) throw input_error(out_, 0, "cannot move the old directory aside: " + ec.message());
+  } else if (const auto parent = fs::path(out_).lexically_normal().parent_path(); !parent.empty()) {
+    fs::create_directories(parent, ec);
+  }
+  fs::rename(staging_, out_, ec);
+  if (ec) {
+    if (!old.empty()) fs::rename(old, out_);
+    throw input_error(out_, 0, "cannot put the written directory in place: " + ec.message());
+  }
+  committed_ = true;
+  if (!old.empty()) fs::remove_all(old, ec);
+  return existed;
+}
+
+}  // namespace yoke
