@@ -86,12 +86,15 @@ int64_t checkpoint_update(const fs::path& ckpt) {
 }
 
 // With 2 ranks each gradient element is one float addition, a + b, in Gloo as in one process's
-// accumulation, and addition commutes: on the machines tried the weights came out identical.
-// The tolerance is for what may differ elsewhere (a BLAS that splits the batch sums by thread
-// count, Gloo choosing another reduction), carried on by Adam without damping over a few dozen
-// updates; it is ~1% of one update's size at these learning rates (≤ 1e-3 per step). A real
-// mistake (a batch lost or counted twice, the wrong token normalisation) moves weights by whole
-// updates: the companion check below shows that it exceeds the tolerance 50 times over.
+// accumulation, and addition commutes: with one thread a process the weights come out identical
+// under every BLAS kernel family (scripts/test-numerics.sh --all). The tolerance is for what
+// differs when the ranks and the single process run other thread counts (OpenBLAS splits the
+// batch sums by thread), carried on by Adam without damping over a few dozen updates: 1.2e-7
+// under Prescott's kernels and 6.1e-7 under Zen's were seen; it is ~1% of one update's size at
+// these learning rates (≤ 1e-3 per step). (Before keys lost their bias, model/attention.h, that
+// bias had no gradient and Adam moved it by its rounding noise: 2e-4, which no tolerance bounds.)
+// A real mistake (a batch lost or counted twice, the wrong token normalisation) moves weights by
+// whole updates: the companion check below shows that it exceeds the tolerance 50 times over.
 constexpr double kRankTolerance = 1e-5;
 
 void expect_close_weights(const fs::path& a, const fs::path& b) {
