@@ -56,7 +56,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
     b = cache->qkv_bias;
   } else {
     w = at::cat({q_weight, kv_weight}, 0);
-    b = at::cat({q_bias, at::zeros_like(v_bias), v_bias}, 0);
+    b = at::cat({q_bias, kv_bias()}, 0);
     if (cache && !at::GradMode::is_enabled()) {
       cache->qkv_weight = w;
       cache->qkv_bias = b;

@@ -70,18 +70,17 @@ namespace {
 // buffer follows the model's parameters in order, each kv_bias [2d] where the model has v_bias
 // [d], so the key half of each such slice is dropped. Other checkpoints' moments as they are.
 at::Tensor without_key_bias_moments(const Checkpoint& c, const Transformer& model, const at::Tensor& flat) {
-  std::map<std::string, bool> legacy;
-  for (const auto& [name, t] : c.tensors)
-    if (name.rfind(model_tensor_name(""), 0) == 0 && is_legacy_kv_bias(name)) legacy[name] = true;
-  if (legacy.empty()) return flat;
+  if (std::none_of(c.tensors.begin(), c.tensors.end(), [](const auto& t) { return is_legacy_kv_bias(t.first); }))
+    return flat;
+  const std::string v_bias = ".v_bias";
   std::vector<at::Tensor> parts;
   int64_t at = 0;
   for (const auto& p : model.named_parameters(true)) {
     const auto& name = p.key();
     const int64_t n = p.value().numel();
-    const std::string end = ".v_bias";
-    const bool was_kv = name.size() > end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0 &&
-                        legacy.count(model_tensor_name(name.substr(0, name.size() - end.size()) + ".kv_bias"));
+    const size_t base = name.size() - std::min(name.size(), v_bias.size());
+    const bool was_kv = name.compare(base, std::string::npos, v_bias) == 0 &&
+                        c.tensors.count(model_tensor_name(name.substr(0, base) + ".kv_bias"));
     if (at + (was_kv ? 2 * n : n) > flat.numel()) return flat;  // does not fit: the caller says so
     parts.push_back(flat.narrow(0, was_kv ? at + n : at, n));
     at += was_kv ? 2 * n : n;
@@ -97,13 +96,14 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
   auto c = load_checkpoint(path.string());
   load_module_state(model, model_weights(c), path.string());
   // check_resume() has seen these names; their shapes and the state's fields are checked here.
-  for (const char* name : {"optimizer.exp_avg", "optimizer.exp_avg_sq"}) {
+  for (auto [name, into] : {std::pair<const char*, at::Tensor*>{"optimizer.exp_avg", &opt.exp_avg()},
+                             std::pair<const char*, at::Tensor*>{"optimizer.exp_avg_sq", &opt.exp_avg_sq()}}) {
     const auto it = c.tensors.find(name);
     if (it == c.tensors.end()) throw input_error(path.string(), 0, std::string("lacks its optimizer state (") + name + ")");
     const auto moments = without_key_bias_moments(c, model, it->second);
-    if (moments.sizes() != opt.exp_avg().sizes())
+    if (moments.sizes() != into->sizes())
       throw input_error(path.string(), 0, std::string("its optimizer state (") + name + ") does not fit the model");
-    (std::string(name) == "optimizer.exp_avg" ? opt.exp_avg() : opt.exp_avg_sq()).copy_(moments);
+    into->copy_(moments);
   }
   LoopState st;
   int64_t before = 0;
