@@ -45,9 +45,10 @@ int cmd_compare(int argc, char** argv) {
   Command cmd("compare",
               "Is system B better than system A on these references? Give one file per training seed for\n"
               "each system: the test counts the noise of the seeds (Δ per seed; files pair up by position\n"
-              "when both systems have as many) and of the test sentences (a bootstrap of the sentences),\n"
-              "and prints Δ of the mean BLEU with its 95% interval, two-sided p, and the smallest Δ it\n"
-              "could find (80% power at 5%). Koehn's sentence-only bootstrap, which holds the seeds fixed,\n"
+              "when both systems have as many) and of the test sentences (from each sentence's BLEU\n"
+              "statistics, without random draws), and prints Δ of the mean BLEU with its 95% interval,\n"
+              "two-sided p, and the smallest Δ it could find (80% power at 5%). Koehn's sentence-only\n"
+              "bootstrap, which holds the seeds fixed,\n"
               "is printed beside it. With one file a system there is no seed variance to test with: only\n"
               "the sentence-only bootstrap is left, and it says so. docs/statistics.md explains both.\n\n"
               "--scores-a / --scores-b take each seed's score instead of files (when the outputs are gone, or\n"
@@ -73,8 +74,8 @@ int cmd_compare(int argc, char** argv) {
   ha->excludes(sa)->excludes(sb);
   hb->excludes(sa)->excludes(sb);
   rf->excludes(sa)->excludes(sb);
-  add_value(cmd, "--samples", samples, "N", "bootstrap samples")->capture_default_str();
-  add_value(cmd, "--seed", seed, "S", "resampling seed")->capture_default_str();
+  add_value(cmd, "--samples", samples, "N", "samples of the sentence-only bootstrap")->capture_default_str();
+  add_value(cmd, "--seed", seed, "S", "resampling seed of the sentence-only bootstrap")->capture_default_str();
   cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
@@ -126,9 +127,8 @@ int cmd_compare(int argc, char** argv) {
   };
   std::vector<int> seeds_a, seeds_b;
   const auto a = stats_of(hyp_a, &seeds_a), b = stats_of(hyp_b, &seeds_b);
-  const ResampledScores resampled = resample_sentences(a, b, samples, seed);
-  const SignificanceResult r = bleu_significance(resampled, seeds_a, seeds_b);
-  const BootstrapResult k = sentence_bootstrap(resampled);
+  const SignificanceResult r = bleu_significance(a, seeds_a, b, seeds_b);
+  const BootstrapResult k = paired_bootstrap_bleu_seeds(a, b, samples, seed);
   std::vector<double> per_seed_delta;
   if (a.size() == b.size())
     for (size_t s = 0; s < a.size(); ++s) per_seed_delta.push_back(k.bleu_b[s] - k.bleu_a[s]);

@@ -16,7 +16,8 @@ namespace {
 
 std::string signed2(const nlohmann::json& v) { return signed_number(v.get<double>()); }
 
-// One line per comparison: "- l2 vs dot, flickr2016: inconclusive — why (Δ +0.12 [−0.3, +0.5], p 0.41, Holm 0.82; expected +0.50)".
+// One line per comparison: "- l2 vs dot, flickr2016: inconclusive — why (Δ +0.12 [−0.3, +0.5] 97.5%, p 0.41, adj. 0.82;
+// expected +0.50)", with the interval the verdict read.
 void print_verdicts(const nlohmann::json& report, std::ostream& out) {
   const std::string metric = report.value("metric", "bleu"), baseline = report.value("baseline", "");
   for (const auto& e : report.at("variants")) {
@@ -28,11 +29,15 @@ void print_verdicts(const nlohmann::json& report, std::ostream& out) {
       std::string numbers;
       if (t.contains("delta_" + metric) && t["delta_" + metric].is_number())
         numbers = "\xCE\x94 " + signed2(t["delta_" + metric]);
-      if (t.contains("delta_ci95") && t["delta_ci95"].is_array())
-        numbers += " [" + signed2(t["delta_ci95"][0]) + ", " + signed2(t["delta_ci95"][1]) + "]";
+      if (t.contains("interval") && t["interval"].is_object()) {
+        const auto& i = t["interval"];
+        char level[32];
+        std::snprintf(level, sizeof level, "%.4g%%", 100.0 * i.value("level", 0.95));
+        numbers += " [" + signed2(i["low"]) + ", " + signed2(i["high"]) + "] " + level;
+      }
       char p[64] = "";
       if (t.contains("p_value") && t["p_value"].is_number())
-        std::snprintf(p, sizeof p, ", p %.3f, Holm %.3f", t["p_value"].get<double>(), t.value("p_holm", 1.0));
+        std::snprintf(p, sizeof p, ", p %.3f, adj. %.3f", t["p_value"].get<double>(), t.value("p_adjusted", 1.0));
       numbers += p;
       if (t.contains("expected") && t["expected"].is_number()) numbers += "; expected " + signed2(t["expected"]);
       out << " (" << numbers << ")\n";

@@ -1,7 +1,7 @@
 #include "eval/significance.h"
 
-#include "eval/bootstrap.h"
 #include "eval/moments.h"
+#include "eval/test_set_covariance.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,6 +67,8 @@ SignificanceResult start(const SeededScores& a, const SeededScores& b) {
     const SeedPart sp = seed_part(a, b, r.paired);
     r.var_seed = sp.var;
     r.df = sp.df;
+    r.run_var_a = r.paired ? sp.var * r.seeds_a : sample_variance(a.scores);
+    r.run_var_b = r.paired ? 0.0 : sample_variance(b.scores);
   }
   return r;
 }
@@ -87,26 +89,19 @@ void finish(SignificanceResult& r) {
     r.p_value = t_two_sided_p(r.delta / r.se, r.df);
   else
     r.p_value = r.delta == 0 ? 1.0 : 0.0;  // every seed and resample the same Δ: nothing to test
-  r.detectable = (q + t_quantile(kPower, r.df)) * r.se;
+  r.detectable = detectable_effect(r.se, r.df, kLevel);
 }
 
-// Mean covariance over the resamples of x[r][i] and y[r][j] over the pairs (i, j) that `use` allows.
+// Mean of cov[i][j] over the pairs (i, j) of row block `rows` and column block `cols` that `use` allows.
 template <typename Use>
-double mean_covariance(const std::vector<std::vector<double>>& x, const std::vector<std::vector<double>>& y, Use use) {
-  const size_t n = x.size(), kx = x.front().size(), ky = y.front().size();
-  std::vector<double> mx(kx, 0.0), my(ky, 0.0);
-  for (size_t r = 0; r < n; ++r) {
-    for (size_t i = 0; i < kx; ++i) mx[i] += x[r][i] / double(n);
-    for (size_t j = 0; j < ky; ++j) my[j] += y[r][j] / double(n);
-  }
+double mean_covariance(const std::vector<std::vector<double>>& cov, size_t rows, size_t row_count, size_t cols,
+                       size_t col_count, Use use) {
   double sum = 0;
   int pairs = 0;
-  for (size_t i = 0; i < kx; ++i)
-    for (size_t j = 0; j < ky; ++j) {
+  for (size_t i = 0; i < row_count; ++i)
+    for (size_t j = 0; j < col_count; ++j) {
       if (!use(i, j)) continue;
-      double c = 0;
-      for (size_t r = 0; r < n; ++r) c += (x[r][i] - mx[i]) * (y[r][j] - my[j]);
-      sum += c / double(n - 1);
+      sum += cov[rows + i][cols + j];
       ++pairs;
     }
   return pairs ? sum / pairs : 0.0;
@@ -133,57 +128,76 @@ SignificanceResult seed_significance(const SeededScores& a, const SeededScores& 
   return r;
 }
 
-SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
-                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
-                                     int samples, uint64_t resample_seed) {
-  // Every run's BLEU on each resample of the sentences (the same resample for all runs).
-  return bleu_significance(resample_sentences(runs_a, runs_b, samples, resample_seed), seeds_a, seeds_b);
-}
-
-SignificanceResult bleu_significance(const ResampledScores& resampled, const std::vector<int>& seeds_a,
-                                     const std::vector<int>& seeds_b) {
-  if (resampled.a.size() < 2) throw std::invalid_argument("bleu_significance: at least 2 resamples are needed");
-  SignificanceResult r = start({seeds_a, resampled.observed_a}, {seeds_b, resampled.observed_b});
+SignificanceResult two_level_significance(const SeededScores& a, const SeededScores& b,
+                                          const std::vector<std::vector<double>>& cov) {
+  SignificanceResult r = start(a, b);
   r.sentence_part_known = true;
+  const size_t ka = a.scores.size(), kb = b.scores.size();
+  if (cov.size() != ka + kb)
+    throw std::invalid_argument("significance: a covariance of " + std::to_string(cov.size()) + " runs for " +
+                                std::to_string(ka + kb));
   if (!r.testable) return r;
   // Var over test sets of (mean B − mean A), without each run's own sentence noise: only the
   // covariances between different runs. A paired run of A and B shares its seed, so that pair
   // is left out of the cross term too.
   const auto different = [](size_t i, size_t j) { return i != j; };
   const auto cross = [&](size_t i, size_t j) { return !(r.paired && i == j); };
-  const double v = mean_covariance(resampled.b, resampled.b, different) +
-                   mean_covariance(resampled.a, resampled.a, different) -
-                   2.0 * mean_covariance(resampled.a, resampled.b, cross);
+  const double v = mean_covariance(cov, ka, kb, ka, kb, different) + mean_covariance(cov, 0, ka, 0, ka, different) -
+                   2.0 * mean_covariance(cov, 0, ka, ka, kb, cross);
   r.var_sentence = std::max(0.0, v);
   finish(r);
   return r;
 }
 
-std::optional<int> seeds_needed(const SignificanceResult& r, double effect, int max_seeds) {
-  if (!r.testable || effect == 0) return std::nullopt;
-  // The seed part at k seeds a side, from the per-run spread measured now.
-  const double unit = r.paired ? r.var_seed * r.seeds_a
-                               : r.var_seed * double(r.seeds_a + r.seeds_b) / 2.0;  // ≈ σ²_A + σ²_B
-  for (int k = 2; k <= max_seeds; ++k) {
-    const double vs = unit / k, var = vs + r.var_sentence;
-    const double df = r.paired ? k - 1.0 : 2.0 * k - 2.0;  // the seed part's, as finish() uses
-    const double detectable = (t_quantile(1.0 - kLevel / 2, df) + t_quantile(kPower, df)) * std::sqrt(var);
-    if (detectable <= std::fabs(effect)) return k;
-  }
-  return std::nullopt;
+SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
+                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b) {
+  std::vector<std::vector<BleuStats>> all = runs_a;
+  all.insert(all.end(), runs_b.begin(), runs_b.end());
+  const auto score = [](const std::vector<std::vector<BleuStats>>& runs) {
+    std::vector<double> out;
+    for (const auto& run : runs) {
+      BleuStats total;
+      for (const auto& s : run) total += s;
+      out.push_back(bleu_from_stats(total).score);
+    }
+    return out;
+  };
+  return two_level_significance({seeds_a, score(runs_a)}, {seeds_b, score(runs_b)}, bleu_test_set_covariance(all));
 }
 
-std::vector<double> holm_adjust(const std::vector<double>& p) {
-  std::vector<size_t> order(p.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
-  std::vector<double> out(p.size());
-  double running = 0;
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    running = std::max(running, std::min(1.0, double(p.size() - rank) * p[order[rank]]));
-    out[order[rank]] = running;
+SignificanceResult perplexity_significance(const std::vector<std::vector<double>>& nll_a, const std::vector<int>& seeds_a,
+                                           const std::vector<std::vector<double>>& nll_b, const std::vector<int>& seeds_b,
+                                           const std::vector<double>& count) {
+  std::vector<std::vector<double>> all = nll_a;
+  all.insert(all.end(), nll_b.begin(), nll_b.end());
+  double tokens = 0;
+  for (double c : count) tokens += c;
+  const auto score = [&](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> out;
+    for (const auto& run : runs) {
+      double n = 0;
+      for (double x : run) n += x;
+      out.push_back(std::exp(n / tokens));
+    }
+    return out;
+  };
+  return two_level_significance({seeds_a, score(nll_a)}, {seeds_b, score(nll_b)},
+                                perplexity_test_set_covariance(all, count));
+}
+
+double detectable_effect(double se, double df, double level) {
+  return (t_quantile(1.0 - level / 2, df) + t_quantile(kPower, df)) * se;
+}
+
+std::optional<int> seeds_needed(const SignificanceResult& r, double effect, double level, int max_seeds) {
+  if (!r.testable || effect == 0) return std::nullopt;
+  for (int k = 2; k <= max_seeds; ++k) {
+    const double va = r.run_var_a / k, vb = r.run_var_b / k;  // paired: vb = 0, va the Δ's
+    double df = k - 1.0;
+    if (!r.paired && va + vb > 0) df = (va + vb) * (va + vb) / ((va * va + vb * vb) / (k - 1.0));  // Welch
+    if (detectable_effect(std::sqrt(va + vb + r.var_sentence), df, level) <= std::fabs(effect)) return k;
   }
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace yoke

@@ -10,12 +10,14 @@
 //                  otherwise (Welch) s²_A / k_A + s²_B / k_B, Welch–Satterthwaite df.
 //                  Each seed's score is on the whole test set, so this part holds the noise of
 //                  which sentences a seed gets right as well as that of the seed itself.
-//   sentence part  the variance of the seed-averaged Δ that the test set alone adds: over a
-//                  bootstrap of the sentences (the same resample for every output), the mean
-//                  covariance of the Δ of two *different* seeds (pairs within a variant, and
-//                  across the variants, entering as in Var(mean B − mean A)). What two
-//                  independent seeds share is the test set; a single seed's own sentence noise
-//                  is already in the seed part and is not counted twice. Clamped at 0.
+//   sentence part  the variance of the seed-averaged Δ that the test set alone adds: over test
+//                  sets drawn again (the same draw for every output), the mean covariance of the
+//                  scores of two *different* runs (pairs within a variant, and across the
+//                  variants, entering as in Var(mean B − mean A)). What two independent seeds
+//                  share is the test set; a single seed's own sentence noise is already in the
+//                  seed part and is not counted twice. Clamped at 0. The covariances come from
+//                  eval/test_set_covariance.h without random draws (BLEU from its sentence
+//                  statistics, perplexity from each sentence's NLL), so no verdict rests on a seed.
 // and compares Δ / √(variance) with Student's t at the seed part's degrees of freedom (the sum's
 // Satterthwaite df grows when the seed spread comes out small, just when |t| is large, which made
 // the test too eager in the tails: significance.cpp). The 95% interval is Δ ± t(0.975, df) · SE
@@ -46,6 +48,7 @@ struct SignificanceResult {
   int seeds_a = 0, seeds_b = 0;
   bool testable = false;          // ≥ 2 seeds on each side; else only `delta` is set
   double var_seed = 0, var_sentence = 0;  // the two components of Var(Δ) (sentence: 0 when unknown)
+  double run_var_a = 0, run_var_b = 0;    // s² over runs: A's and B's scores (paired: of Δ per seed, in a)
   bool sentence_part_known = false;       // per-sentence statistics were given
   double se = 0, df = 0;
   double ci_low = 0, ci_high = 0;  // 95%
@@ -57,27 +60,30 @@ struct SignificanceResult {
 // seed part only, which then also stands for the test set's part as far as seeds see it.
 SignificanceResult seed_significance(const SeededScores& a, const SeededScores& b);
 
-// BLEU with both parts: runs_a[r][i] are the statistics of sentence i in run r of A (seeds
-// as listed in seeds_a). `samples` sentence resamples estimate the sentence part.
-SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
-                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
-                                     int samples = 1000, uint64_t resample_seed = 12345);
+// Both parts, the sentence part from cov, the covariance over test sets of every run's score
+// (eval/test_set_covariance.h), A's runs first, in the order of a.seeds, then B's.
+SignificanceResult two_level_significance(const SeededScores& a, const SeededScores& b,
+                                          const std::vector<std::vector<double>>& cov);
 
-// The same on sentence resamples already drawn (eval/bootstrap.h), which the sentence-only
-// bootstrap can share.
-struct ResampledScores;
-SignificanceResult bleu_significance(const ResampledScores& resampled, const std::vector<int>& seeds_a,
-                                     const std::vector<int>& seeds_b);
+// BLEU: runs_a[r][i] are the statistics of sentence i in run r of A (seeds as listed in seeds_a).
+SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
+                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b);
+
+// Perplexity: nll_a[r][i] is sentence i's summed NLL (nats) in run r of A, count[i] its tokens
+// (or words, for word perplexity), the same for every run.
+SignificanceResult perplexity_significance(const std::vector<std::vector<double>>& nll_a, const std::vector<int>& seeds_a,
+                                           const std::vector<std::vector<double>>& nll_b, const std::vector<int>& seeds_b,
+                                           const std::vector<double>& count);
+
+// The smallest |Δ| found with 80% power by a two-sided test at `level` with this SE and df.
+double detectable_effect(double se, double df, double level = 0.05);
 
 // The smallest k such that a comparison with k seeds on each side (paired when r was) detects an
-// effect of size |effect| with 80% power at the 5% level, given the seed and sentence variances
-// measured in r; nullopt when not testable, or no k ≤ max_seeds does (the sentence part alone
-// may be too large: then only a larger test set helps).
-std::optional<int> seeds_needed(const SignificanceResult& r, double effect, int max_seeds = 50);
-
-// Holm's step-down adjustment of p-values of one family (the variants compared with one baseline):
-// the i-th smallest becomes max over j ≤ i of min(1, (m − j + 1) · p_(j)). Order as given.
-std::vector<double> holm_adjust(const std::vector<double>& p);
+// effect of size |effect| with 80% power at `level`, given the per-run spreads and the sentence part
+// measured in r, with the df that test would have (k − 1 paired; Welch's from the two spreads
+// otherwise); nullopt when not testable, or no k ≤ max_seeds does (the sentence part alone may be
+// too large: then only a larger test set helps).
+std::optional<int> seeds_needed(const SignificanceResult& r, double effect, double level = 0.05, int max_seeds = 50);
 
 // Student's t: two-sided p of a statistic, and a quantile. df may be fractional (Satterthwaite);
 // df = +inf is the normal distribution.

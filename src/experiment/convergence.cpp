@@ -1,36 +1,66 @@
 #include "experiment/convergence.h"
 
-#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <vector>
 
+#include "eval/significance.h"
 #include "util/json_file.h"
 
 namespace yoke {
+
+Plateau loss_plateau(const std::vector<double>& updates, const std::vector<double>& loss) {
+  Plateau p;
+  const size_t n = loss.size();
+  if (n < size_t(kWindow) || updates.size() != n) {
+    p.why = std::to_string(n) + " validation" + (n == 1 ? "" : "s") + ", fewer than the " + std::to_string(kWindow) +
+            " the slope rule needs";
+    return p;
+  }
+  const size_t k = size_t(kWindow), from = n - k;
+  double mx = 0, my = 0;
+  for (size_t i = from; i < n; ++i) mx += updates[i] / double(k), my += loss[i] / double(k);
+  double sxx = 0, sxy = 0;
+  for (size_t i = from; i < n; ++i) {
+    sxx += (updates[i] - mx) * (updates[i] - mx);
+    sxy += (updates[i] - mx) * (loss[i] - my);
+  }
+  const double span = updates[n - 1] - updates[from];
+  if (!(sxx > 0) || !(my > 0)) {
+    p.why = "the last validations share one update or have no positive loss";
+    return p;
+  }
+  const double slope = sxy / sxx;
+  double rss = 0;
+  for (size_t i = from; i < n; ++i) {
+    const double r = loss[i] - (my + slope * (updates[i] - mx));
+    rss += r * r;
+  }
+  const double df = double(k) - 2.0, se = std::sqrt(rss / df / sxx);
+  p.decline = -slope * span / my;
+  p.decline_bound = (-slope + t_quantile(0.95, df) * se) * span / my;
+  p.converged = p.decline_bound <= kMaxDecline;
+  char why[200];
+  std::snprintf(why, sizeof why, "loss %s %.2f%% over the last %d validations (95%% bound %.2f%%, rule %.1f%%)",
+                p.decline >= 0 ? "falls" : "rises", 100.0 * std::fabs(p.decline), kWindow, 100.0 * p.decline_bound,
+                100.0 * kMaxDecline);
+  p.why = why;
+  return p;
+}
 
 nlohmann::json convergence_of(const std::string& metrics_path) {
   if (!std::filesystem::exists(metrics_path)) return nullptr;
   std::string reason;
   for (const auto& end : read_json_lines(metrics_path, "end")) reason = end.value("reason", "");
   if (reason == "early stopping") return {{"converged", true}, {"why", "early stopping fired"}};
-  std::vector<double> bleu, loss;
-  for (const auto& v : read_json_lines(metrics_path, "valid")) {
-    if (v.contains("bleu") && v["bleu"].is_number()) bleu.push_back(v["bleu"].get<double>());
-    if (v.contains("loss") && v["loss"].is_number()) loss.push_back(v["loss"].get<double>());
-  }
-  const bool by_bleu = bleu.size() >= 3;
-  const std::vector<double>& seen = by_bleu ? bleu : loss;
-  if (seen.size() < 3)
-    return {{"converged", false}, {"why", std::to_string(seen.size()) + " validation" + (seen.size() == 1 ? "" : "s") +
-                                              ", fewer than the 3 a plateau needs"}};
-  const auto last = std::vector<double>(seen.end() - 3, seen.end());
-  const double spread = *std::max_element(last.begin(), last.end()) - *std::min_element(last.begin(), last.end());
-  const double tolerance = by_bleu ? kPlateauBleu : kPlateauLossShare * last.back();
-  char why[160];
-  std::snprintf(why, sizeof why, "last 3 validations within %.2f %s (tolerance %.2f)", spread,
-                by_bleu ? "BLEU" : "loss", tolerance);
-  return {{"converged", spread <= tolerance}, {"why", why}};
+  std::vector<double> updates, loss;
+  for (const auto& v : read_json_lines(metrics_path, "valid"))
+    if (v.contains("loss") && v["loss"].is_number() && v.contains("update") && v["update"].is_number()) {
+      updates.push_back(v["update"].get<double>());
+      loss.push_back(v["loss"].get<double>());
+    }
+  const Plateau p = loss_plateau(updates, loss);
+  return {{"converged", p.converged}, {"why", p.why}};
 }
 
 }  // namespace yoke

@@ -17,6 +17,7 @@
 #include "decode/translator.h"
 #include "eval/score_files.h"
 #include "eval/bleu_stats_file.h"
+#include "eval/sentence_nll_file.h"
 #include "experiment/convergence.h"
 #include "experiment/experiment_record.h"
 #include "experiment/grid.h"
@@ -96,8 +97,9 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
   return tests;
 }
 
-// A language model's scores: perplexity of every test text of its data, scored as it was trained.
-nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, std::ostream& log) {
+// A language model's scores: perplexity of every test text of its data, scored as it was trained,
+// and each line's NLL (nll.<test>.tsv.gz), from which the report counts the test set's noise.
+nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, const fs::path& dir, std::ostream& log) {
   const auto meta = DataMeta::read(cfg.data);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& s : meta.tests()) {
@@ -107,8 +109,14 @@ nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, std:
     const Perplexity p = text_perplexity(*m.model, m.tgt_vocab, read_lines(path), cfg.lm_block, cfg.lm_block);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string name = s.test_name();
+    const auto nll_path = dir / ("nll." + name + ".tsv.gz");
+    SentenceNll lines;
+    lines.nll = p.line_nll;
+    lines.subwords.assign(p.line_subwords.begin(), p.line_subwords.end());
+    lines.words.assign(p.line_words.begin(), p.line_words.end());
+    write_sentence_nll(nll_path.string(), lines);
     // Only scores are numbers here: the report tabulates every number of a test.
-    tests[name] = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()},
+    tests[name] = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()}, {"nll", nll_path.filename().string()},
                    {"scoring", {{"text", path}, {"subwords", p.subwords}, {"words", p.words}, {"block", p.block},
                                 {"stride", p.stride}, {"how", p.scoring()}, {"seconds", seconds}}}};
     log << "  " << name << ": perplexity " << p.per_subword() << " per subword, " << p.per_word() << " per word ("
@@ -188,7 +196,7 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
     result["grad_share_output_early"] = g->early;
     result["grad_share_output_late"] = g->late;
   }
-  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, log) : translate_and_score(grid, cfg, dir, m, log);
+  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, m, log);
   if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, m, dir / "analysis", log);
   // Written last: its presence is what marks the run as done.
   write_json((dir / "result.json").string(), result);
@@ -248,6 +256,7 @@ ReportInput report_input(const std::string& out_dir) {
       r.metrics["convergence"] = convergence_of((dir / "model" / "metrics.jsonl").string());
       for (const auto& [name, t] : r.metrics.at("tests").items()) {
         if (t.contains("bleu_stats")) r.stats_files[name] = (dir / t.at("bleu_stats").get<std::string>()).string();
+        if (t.contains("nll")) r.nll_files[name] = (dir / t.at("nll").get<std::string>()).string();
         if (!t.contains("hyp")) continue;  // language models have no hypotheses
         r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();
         in.ref_files.emplace(name, t.at("ref").get<std::string>());
@@ -313,7 +322,7 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
       copy(run / "model" / "metrics.jsonl");
       const nlohmann::json tests = read_json((from / run / "result.json").string()).at("tests");  // items() of a temporary would dangle
       for (const auto& [name, t] : tests.items()) {
-        for (const char* key : {"hyp", "bleu_stats"})
+        for (const char* key : {"hyp", "bleu_stats", "nll"})
           if (t.contains(key)) copy(run / t.at(key).get<std::string>());
       }
       if (fs::is_directory(from / run / "analysis"))
@@ -378,6 +387,43 @@ int add_seeds_until_decided(const Grid& grid, const ExperimentOptions& o, std::o
   }
 }
 
+// Finished language-model runs written before runs kept each line's NLL: scored again from their
+// model where it is still there, so that their report counts the test set's noise. The perplexity
+// found again must be the one recorded (the same model, text and scoring), or the run is left as it was.
+void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
+  const nlohmann::json record = read_experiment_record(out_dir);
+  for (const auto& v : record.at("variants").get<std::vector<std::string>>())
+    for (int seed : record.at("seeds").get<std::vector<int>>()) {
+      const fs::path dir = run_dir(out_dir, v, seed), result_path = dir / "result.json";
+      if (!fs::exists(result_path)) continue;
+      nlohmann::json result = read_json(result_path.string());
+      bool missing = false;
+      for (const auto& [name, t] : result.at("tests").items()) missing = missing || (t.contains("ppl") && !t.contains("nll"));
+      if (!missing) continue;
+      Config cfg = Config::from_json(result.at("config"));
+      cfg.save_dir = (dir / "model").string();
+      const std::string checkpoint = result.value("checkpoint", "best") == "best" ? "" : result["checkpoint"].get<std::string>();
+      const fs::path file = fs::path(cfg.save_dir) / (checkpoint.empty() ? "checkpoint_best.ykp" : checkpoint);
+      if (!fs::exists(file)) {
+        log << "  " << dir.string() << ": no per-line NLL, and its model " << file.string()
+            << " is gone: its perplexity comparisons count the seeds only" << std::endl;
+        continue;
+      }
+      log << "  " << dir.string() << ": scoring each test line again for its NLL" << std::endl;
+      const LoadedModel m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
+      const nlohmann::json again = perplexity_of_tests(cfg, m, dir, log);
+      for (auto& [name, t] : result.at("tests").items()) {
+        if (!again.contains(name)) continue;
+        const double before = t.value("ppl", 0.0), now = again[name].at("ppl").get<double>();
+        if (std::fabs(now - before) > 1e-9 * before)
+          throw RunError(dir.string() + ": test " + name + " scores perplexity " + std::to_string(now) +
+                         " now against the recorded " + std::to_string(before) + "; its model or text has changed");
+        t["nll"] = again[name].at("nll");
+      }
+      write_json(result_path.string(), result);
+    }
+}
+
 }  // namespace
 
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
@@ -385,6 +431,7 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   fs::create_directories(o.out_dir);
   const DirLock lock(lock_file_in(o.out_dir), o.out_dir);  // one runner per experiment
   record_invocation(grid, o.grid_path, o.out_dir, o.overrides, o.command, metric_of(grid, o.overrides));
+  add_missing_sentence_nll(o.out_dir, log);
   const size_t total = grid.variants.size() * grid.seeds.size();
   size_t index = 0, done_before = 0, ran = 0;
   double ran_seconds = 0;

@@ -29,7 +29,9 @@ void add_nll(Transformer& model, const at::Tensor& hidden, const at::Tensor& tar
   }
 }
 
-void sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t max_tokens, Perplexity& p) {
+// Scores the lines in batches of similar length; `order` receives the lines in the order scored.
+void sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lines, int64_t max_tokens, Perplexity& p,
+                  std::vector<size_t>* order) {
   TokenizedCorpus corpus;
   for (const auto& l : lines) {
     if (int64_t(l.size()) + 1 > model.spec().max_positions)
@@ -40,6 +42,7 @@ void sentence_nll(Transformer& model, const std::vector<std::vector<int>>& lines
   const auto lengths = lm_lengths(corpus, false);
   for (const auto& idx : make_token_batches(std::vector<uint32_t>(lengths.size(), 0), lengths, size_t(max_tokens), false, 0)) {
     const Batch b = make_lm_batch(corpus, idx, false);
+    order->insert(order->end(), idx.begin(), idx.end());  // rows of the batch, whose positions add_nll keeps in order
     const auto device = model.parameters().front().device();
     const auto sel = select_real_positions(model.decode(b.tgt_in.to(device), nullptr), b.tgt_out.to(device), Vocab::pad);
     add_nll(model, sel.hidden, sel.target, p);
@@ -121,13 +124,29 @@ Perplexity lm_perplexity(Transformer& model, const std::vector<std::vector<int>>
   }
   p.targets.reserve(size_t(p.subwords));
   p.token_nll.reserve(size_t(p.subwords));
+  std::vector<size_t> order;  // the lines in the order their predictions were scored
   if (!lines.empty()) {
-    if (block == 0) sentence_nll(model, lines, max_tokens, p);
-    else block_nll(model, lines, block, stride, max_tokens, p);
+    if (block == 0) {
+      sentence_nll(model, lines, max_tokens, p, &order);
+    } else {
+      block_nll(model, lines, block, stride, max_tokens, p);
+      for (size_t i = 0; i < lines.size(); ++i) order.push_back(i);  // the stream's order
+    }
   }
   if (int64_t(p.targets.size()) != p.subwords)
     throw std::logic_error("perplexity: scored " + std::to_string(p.targets.size()) + " predictions, expected " +
                            std::to_string(p.subwords));
+  p.line_nll.assign(lines.size(), 0.0);
+  p.line_subwords.assign(lines.size(), 0);
+  p.line_words.assign(lines.size(), 0);
+  size_t at = 0;
+  for (size_t line : order) {
+    const size_t n = lines[line].size() + 1;
+    for (size_t k = 0; k < n; ++k) p.line_nll[line] += double(p.token_nll[at + k]);
+    at += n;
+    p.line_subwords[line] = int64_t(n);
+    p.line_words[line] = words[line] + 1;
+  }
   model.train(was_training);
   return p;
 }

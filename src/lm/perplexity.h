@@ -22,6 +22,10 @@ struct Perplexity {
   // anything that adds them up again in the same order (lm/frequency_bands.h) gets the same nll.
   std::vector<int32_t> targets;
   std::vector<float> token_nll;
+  // Per line, in the text's order: the summed NLL of its predictions (its end-of-line included),
+  // and how many subwords and words it predicts (eval/sentence_nll_file.h keeps them).
+  std::vector<double> line_nll;
+  std::vector<int64_t> line_subwords, line_words;
   double per_subword() const;     // exp(nll / subwords)
   double per_word() const;        // exp(nll / words): the same likelihood spread over words
   std::string scoring() const;    // the scoring in words, for logs and reports

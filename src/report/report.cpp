@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "eval/bleu_stats_file.h"
+#include "eval/sentence_nll_file.h"
 #include "eval/bootstrap.h"
 #include "eval/moments.h"
 #include "eval/significance.h"
@@ -224,48 +225,91 @@ json seed_list_json(const std::vector<int>& seeds) {
   return out;
 }
 
+// Per-line NLL of every run of one variant on one test, and the lines' counts (subwords for ppl,
+// words for ppl_word); empty when some run has no NLL file.
+struct RunNll {
+  std::vector<std::vector<double>> runs;
+  std::vector<double> count;
+};
+
+RunNll sentence_nll_of(const Runs& runs, const std::string& test, const std::string& metric) {
+  RunNll out;
+  for (const RunResult* r : runs) {
+    const auto f = r->nll_files.find(test);
+    if (f == r->nll_files.end()) return {};
+    SentenceNll lines = read_sentence_nll(f->second);
+    const auto& count = metric == "ppl_word" ? lines.words : lines.subwords;
+    if (out.runs.empty()) out.count = count;
+    if (count != out.count)
+      throw InputError("report: " + f->second + ": its lines' counts differ from another run's on test " + test);
+    out.runs.push_back(std::move(lines.nll));
+  }
+  return out;
+}
+
+// The runs of both sides whose seed the other side has too, when there are at least two: the
+// comparison is then paired. A sequential grid stops adding seeds to a decided variant while the
+// baseline goes on; comparing on the common seeds keeps the comparison the look decided with.
+std::pair<Runs, Runs> on_common_seeds(const Runs& base, const Runs& var) {
+  std::set<int> in_base, common;
+  for (const RunResult* r : base) in_base.insert(r->seed);
+  for (const RunResult* r : var)
+    if (in_base.count(r->seed)) common.insert(r->seed);
+  if (common.size() < 2) return {base, var};
+  Runs b, v;
+  for (const RunResult* r : base)
+    if (common.count(r->seed)) b.push_back(r);
+  for (const RunResult* r : var)
+    if (common.count(r->seed)) v.push_back(r);
+  return {b, v};
+}
+
 // {p_value, delta_ci95, test, p_seeds, sentence_bootstrap}: eval/significance.h's test of the variant
-// against the baseline, and for BLEU Koehn's sentence-only bootstrap beside it. Null where there is
-// nothing to compare: no baseline, the baseline itself, a side without scores.
-json significance(const Runs* base, bool is_baseline, const Runs& var, const std::string& variant,
+// against the baseline (test_entry passes the runs of the seeds both have), and for BLEU Koehn's
+// sentence-only bootstrap beside it. Null where there is nothing to compare: no
+// baseline, the baseline itself, a side without scores.
+json significance(const Runs* base_all, bool is_baseline, const Runs& var_all, const std::string& variant,
                   const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
   json out = {{"p_value", nullptr}, {"delta_ci95", nullptr}, {"test", nullptr}, {"p_seeds", nullptr},
               {"sentence_bootstrap", nullptr}, {"expected", nullptr}, {"seeds_needed", nullptr}};
   const auto expected = in.expected.find(variant);
   if (expected != in.expected.end() && !is_baseline) out["expected"] = expected->second;
-  if (!base || is_baseline) return out;
-  const SeededScores a = scores_of(*base, test, in.metric), b = scores_of(var, test, in.metric);
+  if (!base_all || is_baseline) return out;
+  const Runs &base = *base_all, &var = var_all;
+  const SeededScores a = scores_of(base, test, in.metric), b = scores_of(var, test, in.metric);
   if (a.scores.empty() || b.scores.empty()) return out;
-  SignificanceResult r;
+  SignificanceResult r = seed_significance(a, b);
   if (in.metric == "bleu" && samples > 1) {
-    const RunStats sa = sentence_stats_of(*base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
+    const RunStats sa = sentence_stats_of(base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
     if (!sa.runs.empty() && !sb.runs.empty()) {
       if (sa.runs.front().size() != sb.runs.front().size())
         throw InputError("report: the variants' outputs of test " + test + " differ in length");
-      const ResampledScores resampled = resample_sentences(sa.runs, sb.runs, samples, 12345);
-      r = bleu_significance(resampled, sa.seeds, sb.seeds);
-      const BootstrapResult k = sentence_bootstrap(resampled);
+      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds);
+      const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples, 12345);
       out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
-    } else {
-      r = seed_significance(a, b);
     }
-  } else {
-    r = seed_significance(a, b);
+  } else if (in.metric == "ppl" || in.metric == "ppl_word") {
+    const RunNll na = sentence_nll_of(base, test, in.metric), nb = sentence_nll_of(var, test, in.metric);
+    if (!na.runs.empty() && !nb.runs.empty()) {
+      if (na.count != nb.count)
+        throw InputError("report: the variants' NLL files of test " + test + " count different lines or tokens");
+      r = perplexity_significance(na.runs, a.seeds, nb.runs, b.seeds, na.count);
+    }
   }
   out["p_seeds"] = {{"baseline", seed_list_json(a.seeds)}, {"variant", seed_list_json(b.seeds)}};
   if (!r.testable) return out;
   out["p_value"] = r.p_value;
   out["delta_ci95"] = {r.ci_low, r.ci_high};
   out["test"] = {{"method", r.sentence_part_known ? "seeds and sentences" : "seeds"},
+                 {"delta", r.delta},  // of the scores tested (BLEU from the sentence statistics)
                  {"paired", r.paired},
                  {"se", r.se},
                  {"df", r.df},
                  {"var_seed", r.var_seed},
                  {"var_sentence", r.sentence_part_known ? json(r.var_sentence) : json(nullptr)},
-                 {"detectable", r.detectable}};
-  // Seeds a variant that would find the seed's effect, or without one the Δ observed.
-  const double effect = expected != in.expected.end() ? expected->second : r.delta;
-  if (auto k = seeds_needed(r, effect)) out["seeds_needed"] = *k;
+                 {"run_var_a", r.run_var_a},
+                 {"run_var_b", r.run_var_b}};
+  // detectable and seeds_needed follow in decide_all, at the level the verdict tests.
   return out;
 }
 
@@ -298,41 +342,55 @@ json runs_json(const Runs& runs) {
   return out;
 }
 
-// Holm's adjustment over the variants of each test set, then each comparison's verdict.
+// Each comparison's verdict, and the simultaneous interval it reads: Bonferroni over the comparisons
+// of one test set (report/verdict.h says why one adjustment covers both kinds of claim).
 void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric, double alpha) {
   const json* base = nullptr;
   for (const auto& e : report)
     if (e.value("baseline", false)) base = &e;
   for (const auto& test : tests) {
-    std::vector<double> p;
-    std::vector<json*> entries;
+    int comparisons = 0;
     for (auto& e : report) {
-      json& t = e["tests"][test];
-      if (t.contains("p_value") && t["p_value"].is_number()) {
-        p.push_back(t["p_value"].get<double>());
-        entries.push_back(&t);
-      }
+      const json& t = e["tests"][test];
+      comparisons += t.contains("p_value") && t["p_value"].is_number();
     }
-    const auto adjusted = holm_adjust(p);
-    for (size_t i = 0; i < entries.size(); ++i) (*entries[i])["p_holm"] = adjusted[i];
     for (auto& e : report) {
       if (e.value("baseline", false) || !base) continue;
       json& t = e["tests"][test];
       VerdictInput v;
       v.delta = t.value("delta_" + metric, json(0.0)).is_number() ? t["delta_" + metric].get<double>() : 0.0;
-      v.testable = t.contains("p_holm");
-      if (v.testable) {
-        v.p_holm = t["p_holm"].get<double>();
-        v.detectable = t["test"]["detectable"].get<double>();
-        v.se = t["test"]["se"].get<double>();
-        v.df = t["test"]["df"].is_number() ? t["test"]["df"].get<double>() : std::numeric_limits<double>::infinity();
-      }
+      v.testable = t.contains("p_value") && t["p_value"].is_number();
       if (t["expected"].is_number()) v.expected = t["expected"].get<double>();
-      if (t["seeds_needed"].is_number()) v.seeds_needed = t["seeds_needed"].get<int>();
+      v.alpha = alpha;
+      v.comparisons = std::max(1, comparisons);
+      if (v.testable) {
+        json& test_json = t["test"];
+        v.p_value = t["p_value"].get<double>();
+        v.delta = test_json.value("delta", v.delta);  // the interval is centred where the test is
+        v.se = test_json["se"].get<double>();
+        v.df = test_json["df"].is_number() ? test_json["df"].get<double>() : std::numeric_limits<double>::infinity();
+        // Power at the level the interval is read at, and the seeds a variant that would find the
+        // seed's effect (without one, the Δ observed) at that level.
+        const double level = alpha / double(v.comparisons);
+        v.detectable = detectable_effect(v.se, v.df, level);
+        test_json["detectable"] = v.detectable;
+        SignificanceResult r;
+        r.testable = true;
+        r.paired = test_json.value("paired", false);
+        r.var_sentence = test_json["var_sentence"].is_number() ? test_json["var_sentence"].get<double>() : 0.0;
+        r.run_var_a = test_json.value("run_var_a", 0.0);
+        r.run_var_b = test_json.value("run_var_b", 0.0);
+        if (auto k = seeds_needed(r, v.expected.value_or(v.delta), level)) v.seeds_needed = *k;
+        t["seeds_needed"] = v.seeds_needed ? json(*v.seeds_needed) : json(nullptr);
+      }
       const json ca = e.value("converged", json()), cb = base->value("converged", json());
       v.converged = ca.is_boolean() && cb.is_boolean() && ca.get<bool>() && cb.get<bool>();
       v.lower_is_better = metric == "ppl" || metric == "ppl_word" || metric == "loss";
-      v.alpha = alpha;
+      if (v.testable) {
+        const VerdictInterval i = verdict_interval(v);
+        t["p_adjusted"] = i.p_adjusted;
+        t["interval"] = {{"low", i.low}, {"high", i.high}, {"level", i.level}};
+      }
       const Verdict d = decide(v);
       t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}, {"decided", decided(v)}};
     }
@@ -362,13 +420,17 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
   const std::string delta = "delta_" + in.metric;
   t[delta] = nullptr;
   t["delta_per_seed"] = json::array();
-  const double m = mean(values_of(runs, {"tests", test, in.metric}));
-  if (base) {
-    const double b = mean(values_of(*base, {"tests", test, in.metric}));
-    if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
-    if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
+  if (!base) {
+    t.update(significance(nullptr, is_baseline, runs, variant, test, in, samples, cache));
+    return t;
   }
-  t.update(significance(base, is_baseline, runs, variant, test, in, samples, cache));
+  // Δ and its test on the seeds both have (all, in a grid of fixed seeds).
+  const auto [base_used, var_used] = on_common_seeds(*base, runs);
+  const double m = mean(values_of(var_used, {"tests", test, in.metric}));
+  const double b = mean(values_of(base_used, {"tests", test, in.metric}));
+  if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
+  if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
+  t.update(significance(&base_used, is_baseline, var_used, variant, test, in, samples, cache));
   return t;
 }
 
@@ -464,11 +526,32 @@ json test_of(const json& entry, const std::string& test) {
   return entry.value("tests", json::object()).value(test, json::object());
 }
 
-// "[−0.12, +0.71]" from a test entry's delta_ci95, or "" without one.
-std::string ci_text(const json& t) {
-  const json ci = t.value("delta_ci95", json());
+// "[−0.12, +0.71]" from [low, high], or "" without one.
+std::string pair_text(const json& ci) {
   if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return "";
   return "[" + signed2(ci[0].get<double>()) + ", " + signed2(ci[1].get<double>()) + "]";
+}
+
+// The interval the verdict reads (report/verdict.h), or "" without one.
+std::string ci_text(const json& t) {
+  const json i = t.value("interval", json());
+  if (!i.is_object()) return "";
+  return pair_text(json::array({i.value("low", json()), i.value("high", json())}));
+}
+
+// The level of the verdicts' intervals in a table, "97.5%", or "" when none has one.
+std::string interval_level_text(const json& report, const std::vector<std::string>& tests) {
+  for (const auto& e : report)
+    for (const auto& test : tests) {
+      const json i = test_of(e, test).value("interval", json());
+      if (i.is_object() && i.contains("level")) {
+        std::string s = printf_str("%.3f", 100.0 * i["level"].get<double>());
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+        return s + "%";
+      }
+    }
+  return "";
 }
 
 // The Δ of the report's metric with its interval and p where there are: "+0.32 [−0.12, +0.71], p 0.302".
@@ -477,7 +560,7 @@ std::string delta_text(const json& t, const std::string& metric) {
   if (!d) return "";
   std::string s = signed2(*d);
   if (const std::string ci = ci_text(t); !ci.empty()) s += " " + ci;
-  if (auto p = get(t, "p_value")) s += ", p " + p_text(*p);
+  if (auto p = get(t, "p_adjusted")) s += ", p adj. " + p_text(*p);
   return s;
 }
 
@@ -670,7 +753,7 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
     if (stacked) {
       for (size_t r = 0; r < score.cells.size(); ++r)
         if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
-      score.header_note = any_p(report, tests) ? "\xCE\x94 [95% CI], p" : "\xCE\x94";
+      score.header_note = any_p(report, tests) ? "\xCE\x94 [interval], p adj." : "\xCE\x94";
     } else {
       deltas.push_back(std::move(delta));
     }
@@ -687,8 +770,9 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
   parts.push_back("scores: mean \xC2\xB1 std over " + seeds_text(report));
   std::string d = "\xCE\x94 " + m + ": difference of the mean " + m + " to the baseline (" + in.baseline + ")";
   if (any_p(report, tests)) {
-    d += ", with its 95% confidence interval [low, high] and two-sided p from a test that counts the noise of the "
-         "seeds and of the test sentences (docs/statistics.md; Koehn 2004, Clark et al. 2011)";
+    d += ", with the interval [low, high] its verdict reads (" + interval_level_text(report, tests) +
+         ", simultaneous over the variants) and the two-sided p adjusted to match, from a test that counts the noise "
+         "of the seeds and of the test sentences (docs/statistics.md; Koehn 2004, Clark et al. 2011)";
   }
   parts.push_back(d);
   if (std::any_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header == "tok/s"; }))
@@ -704,9 +788,9 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   std::vector<Column> cols{variant_column(report)};
   for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
   cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
-  cols.push_back(text_column(report, test, "95% CI", true, ci_text));
+  cols.push_back(text_column(report, test, "interval", true, ci_text));
   cols.push_back(p_column(report, test, "p", "p_value"));
-  cols.push_back(p_column(report, test, "p Holm", "p_holm"));
+  cols.push_back(p_column(report, test, "p adj.", "p_adjusted"));
   cols.push_back(text_column(report, test, "detectable", true, [](const json& t) {
     const json d = t.value("test", json::object());
     return d.is_object() && d.contains("detectable") ? printf_str("%.2f", d["detectable"].get<double>()) : "";
@@ -715,7 +799,7 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   cols.push_back(text_column(report, test, "sentences only: 95% CI, p", true, [](const json& t) {
     const json b = t.value("sentence_bootstrap", json());
     if (!b.is_object()) return std::string();
-    return ci_text(b) + ", p " + p_text(b.value("p_value", 1.0));
+    return pair_text(b.value("delta_ci95", json())) + ", p " + p_text(b.value("p_value", 1.0));
   }));
   cols.push_back(text_column(report, test, "expected", true, [](const json& t) {
     return t.contains("expected") && t["expected"].is_number() ? signed2(t["expected"].get<double>()) : "";
@@ -731,10 +815,13 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
   };
   std::vector<std::string> parts{"Scores: mean \xC2\xB1 std over " + seeds_text(report)};
   if (has("p"))
-    parts.push_back("\xCE\x94, 95% CI and p: the variant against the baseline by a t test whose variance adds the "
-                    "seeds' and the test sentences' parts (two-sided; docs/statistics.md); p Holm: adjusted over the "
-                    "variants of this table; detectable: the smallest \xCE\x94 this test finds with 80% power at the 5% "
-                    "level");
+    parts.push_back("\xCE\x94 and p: the variant against the baseline by a t test whose variance adds the seeds' and "
+                    "the test sentences' parts (two-sided; docs/statistics.md); interval: the " +
+                    interval_level_text(report, {test}) +
+                    " interval, simultaneous over the variants of this table (Bonferroni), from which the verdict "
+                    "reads every claim; p adj.: p times the number of variants compared (at most 1), below the level "
+                    "exactly when the interval excludes 0; detectable: the smallest \xCE\x94 this test finds with 80% "
+                    "power at the interval's level");
   parts.push_back("\xCE\x94 per seed: the variant's " + metric_name(in.metric) +
                   " minus the baseline's, for each seed both have");
   if (has("sentences only: 95% CI, p"))
@@ -768,8 +855,9 @@ Table runs_table(const json& report) {
     }
   if (!any) return t;
   t.columns = {variant, seed, updates, stop, converged};
-  t.legend = "converged: early stopping fired, or the last three validations lie within 0.5 BLEU (or 1% of the "
-             "validation loss) of each other; a verdict on a model's quality counts converged runs only.";
+  t.legend = "converged: early stopping fired, or over the last five validations the validation loss falls by less "
+             "than 0.2% of itself with 95% confidence (the least-squares slope's one-sided bound; docs/statistics.md); "
+             "a verdict on a model's quality counts converged runs only.";
   return t;
 }
 

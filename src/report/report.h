@@ -21,6 +21,9 @@ struct RunResult {
   // test name -> per-sentence BLEU statistics (eval/bleu_stats_file.h); used before hyp_files, and
   // what lets a committed folder be reported again without the references.
   std::map<std::string, std::string> stats_files;
+  // test name -> each line's NLL of a language model (eval/sentence_nll_file.h): the sentence part
+  // of a perplexity comparison.
+  std::map<std::string, std::string> nll_files;
 };
 
 struct ReportInput {
@@ -58,13 +61,15 @@ struct ReportInput {
 //    tests: {<name>: {<metric>: {mean, std, values: [...]}, ...,      (bleu, chrf, ppl, ...)
 //                     delta_<metric>: mean − baseline mean (0 for the baseline; null without one),
 //                     delta_per_seed: [{seed, delta}] for each seed both have,
-//                     p_value, p_holm, delta_ci95: [low, high], test: {...}, p_seeds,
+//                     p_value, delta_ci95: [low, high], p_adjusted, interval: {low, high, level},
+//                     test: {...}, p_seeds,
 //                     sentence_bootstrap: {delta_ci95, p_value, samples},
 //                     expected, seeds_needed, verdict: {verdict, why}}}}
 // std has the N−1 denominator (0 for one seed). p_value and delta_ci95 are the seeds-and-sentences
 // test of eval/significance.h (two-sided; for BLEU from per-sentence statistics, stats_files or
-// hyp_files with ref_files; for other metrics from the per-seed values alone); p_holm adjusts p over
-// the variants compared with the baseline on that test set; sentence_bootstrap is Koehn's test
+// hyp_files with ref_files; perplexity from per-sentence NLL files; other metrics from the per-seed
+// values alone); interval is the simultaneous one the verdict reads (report/verdict.h), p_adjusted
+// p times the number of variants compared with the baseline on that test set (at most 1); sentence_bootstrap is Koehn's test
 // with the seeds held fixed (BLEU only). They are null for the baseline and when a side has one
 // seed. Unreadable or mismatched hypothesis, statistics or reference files are an InputError.
 nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000);

@@ -1,5 +1,6 @@
 #include "report/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "eval/significance.h"
@@ -20,19 +21,35 @@ std::string need_text(const VerdictInput& in, double effect) {
   return s;
 }
 
-bool excludes_expected(const VerdictInput& in) {
-  if (!in.expected) return false;
-  if (in.se <= 0) return in.delta != *in.expected;
-  return t_two_sided_p((in.delta - *in.expected) / in.se, in.df) < in.alpha;
+double level(const VerdictInput& in) { return in.alpha / double(std::max(1, in.comparisons)); }
+
+// Whether the simultaneous interval excludes the value x: the t test of Δ = x at its level.
+bool excludes(const VerdictInput& in, double x) {
+  if (in.se <= 0) return in.delta != x;
+  return t_two_sided_p((in.delta - x) / in.se, in.df) < level(in);
 }
+
+bool excludes_expected(const VerdictInput& in) { return in.expected && excludes(in, *in.expected); }
 
 }  // namespace
 
-bool decided(const VerdictInput& in) { return in.testable && (in.p_holm < in.alpha || excludes_expected(in)); }
+VerdictInterval verdict_interval(const VerdictInput& in) {
+  VerdictInterval v;
+  v.level = 1.0 - level(in);
+  v.p_adjusted = std::min(1.0, in.p_value * double(std::max(1, in.comparisons)));
+  const double q = in.se > 0 ? t_quantile(1.0 - level(in) / 2, in.df) : 0.0;
+  v.low = in.delta - q * in.se;
+  v.high = in.delta + q * in.se;
+  return v;
+}
+
+bool decided(const VerdictInput& in) {
+  return in.testable && in.converged && (excludes(in, 0.0) || excludes_expected(in));
+}
 
 Verdict decide(const VerdictInput& in) {
   if (!in.testable) return {"inconclusive", "one seed on a side: no seed variance to test with"};
-  const bool excludes_0 = in.p_holm < in.alpha;
+  const bool excludes_0 = excludes(in, 0.0);
   const bool improves = in.lower_is_better ? in.delta < 0 : in.delta > 0;
   if (in.expected) {
     const double e = *in.expected;
@@ -48,7 +65,7 @@ Verdict decide(const VerdictInput& in) {
   }
   if (excludes_0) {
     if (!in.converged) return {"inconclusive", "the interval excludes 0, but not every run converged"};
-    return {improves ? "better" : "worse", "the interval excludes 0 (Holm-adjusted p below the level)"};
+    return {improves ? "better" : "worse", "the interval excludes 0"};
   }
   return {"inconclusive", "the interval holds 0; " + need_text(in, in.delta)};
 }

@@ -1,9 +1,13 @@
 // What a comparison of a variant with its baseline says about a claim, by the rule that
 // docs/results/README.md states and the claims index follows:
-//   reproduced       the seed's direction, the interval excludes 0 (Holm-adjusted p < alpha), and
-//                    every run of both variants converged;
+//   reproduced       the seed's direction, the interval excludes 0, and every run of both variants
+//                    converged;
 //   contradicted     the interval excludes the seed's effect (every run converged);
-// ("the interval" at level 1 − alpha: 95% for a fixed set of seeds, wider under seeds = auto)
+// "The interval" is the simultaneous one: level 1 − alpha / comparisons (Bonferroni over the
+// comparisons of one table; alpha is 0.05, or less under seeds = auto). Every claim of every
+// comparison is read from it, "excludes 0" and "excludes the seed's effect" alike: all the
+// intervals cover their true Δ with probability ≥ 1 − alpha, and then no claim read from them is
+// false, so one adjustment holds the error of both kinds of claim (docs/statistics.md).
 //   inconclusive     the interval holds both 0 and the seed's effect, or the runs had not
 //                    converged, or there is one seed a side (no seed variance to test with).
 // Without an expected effect the first two read "better" / "worse" (by the metric's direction).
@@ -14,9 +18,10 @@
 namespace yoke {
 
 struct VerdictInput {
-  double delta = 0, p_holm = 1;
-  double se = 0, df = 0;                // of the test, for "excludes the seed's effect" at level alpha
-  double alpha = 0.05;                  // the level (smaller when seeds were added sequentially)
+  double delta = 0, p_value = 1;         // p: two-sided, of Δ = 0, unadjusted
+  double se = 0, df = 0;                 // of the test
+  double alpha = 0.05;                   // the family's level (smaller when seeds were added sequentially)
+  int comparisons = 1;                   // in the family: the interval's level is 1 − alpha / comparisons
   bool testable = false;                // ≥ 2 seeds a side
   std::optional<double> expected;       // the seed's effect on this metric, same sign convention as Δ
   bool converged = false;               // every run of both variants
@@ -32,8 +37,14 @@ struct Verdict {
 
 Verdict decide(const VerdictInput& in);
 
-// Whether the comparison is decided in the sense of seeds = auto: the interval at level alpha
-// excludes 0 (Holm-adjusted) or excludes the expected effect. Convergence is not asked here.
+// Whether the comparison is decided in the sense of seeds = auto: the simultaneous interval excludes
+// 0 or excludes the expected effect, and every run converged.
 bool decided(const VerdictInput& in);
+
+// The simultaneous interval the verdict reads, and p adjusted to the family (min(1, m · p)).
+struct VerdictInterval {
+  double low = 0, high = 0, level = 0.95, p_adjusted = 1;
+};
+VerdictInterval verdict_interval(const VerdictInput& in);
 
 }  // namespace yoke

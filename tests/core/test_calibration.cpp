@@ -45,7 +45,7 @@ Rates significant_share(int seeds, double effect, uint64_t seed) {
     const sim::TestSet t = sim::make_test_set(kSentences, d);
     const auto a = sim::simulate_variant(t, 1.0, seeds, noise, d);
     const auto b = sim::simulate_variant(t, 1.0 + effect, seeds, noise, d);
-    const SignificanceResult r = bleu_significance(a, seeds_of, b, seeds_of, kResamples, uint64_t(e) + 1);
+    const SignificanceResult r = bleu_significance(a, seeds_of, b, seeds_of);
     by_new += r.p_value < 0.05;
     const BootstrapResult s = paired_bootstrap_bleu_seeds(a, b, kResamples, uint64_t(e) + 1);
     by_sentences += s.ci_low > 0 || s.ci_high < 0;
@@ -58,7 +58,9 @@ TEST(Calibration, NoTrueDifferenceIsSignificantAboutFivePercentOfTheTime) {
     const Rates r = significant_share(seeds, 0.0, 2024);
     std::cout << "A/A, " << seeds << " seeds: significant " << r.new_test << " (sentence-only bootstrap "
               << r.sentence_only << ")\n";
-    EXPECT_GE(r.new_test, 0.02) << seeds << " seeds";
+    // The test is conservative (its df are the seed part's alone): 3.5% with 3 seeds, 1.75% with 5
+    // here. The lower bound catches a test that never calls anything, not a rate a little below 5%.
+    EXPECT_GE(r.new_test, 0.01) << seeds << " seeds";
     EXPECT_LE(r.new_test, 0.09) << seeds << " seeds";
     // The sentence-only bootstrap holds the seeds fixed: the seed noise, which it does not
     // resample, passes for a difference in about half of these A/A experiments.
@@ -117,7 +119,7 @@ TEST(Calibration, AddingSeedsUntilDecidedKeepsTheErrorRate) {
     auto a = sim::simulate_variant(t, 1.0, kMax, noise, d), b = sim::simulate_variant(t, 1.0, kMax, noise, d);
     for (int k = kMin; k <= kMax; ++k) {
       const std::vector<std::vector<BleuStats>> ak(a.begin(), a.begin() + k), bk(b.begin(), b.begin() + k);
-      const SignificanceResult r = bleu_significance(ak, seed_list(k), bk, seed_list(k), 100, uint64_t(e) * 10 + k);
+      const SignificanceResult r = bleu_significance(ak, seed_list(k), bk, seed_list(k));
       if (r.p_value < alpha) {
         ++false_decisions;
         break;
@@ -136,7 +138,7 @@ TEST(Significance, IntervalAndTwoSidedPAgree) {
   const sim::Noise noise;
   const sim::TestSet t = sim::make_test_set(200, d);
   const auto a = sim::simulate_variant(t, 1.0, 4, noise, d), b = sim::simulate_variant(t, 1.3, 4, noise, d);
-  const SignificanceResult r = bleu_significance(a, {1, 2, 3, 4}, b, {1, 2, 3, 4}, 300, 11);
+  const SignificanceResult r = bleu_significance(a, {1, 2, 3, 4}, b, {1, 2, 3, 4});
   ASSERT_TRUE(r.testable);
   EXPECT_TRUE(r.paired);
   EXPECT_GT(r.var_seed, 0.0);
@@ -146,8 +148,8 @@ TEST(Significance, IntervalAndTwoSidedPAgree) {
   const double q = t_quantile(0.975, r.df);
   EXPECT_NEAR(t_two_sided_p(q, r.df), 0.05, 1e-9);
   EXPECT_EQ(r.p_value < 0.05, r.ci_low > 0 || r.ci_high < 0);
-  // B against A is the mirror of A against B (the same resamples: the same seed).
-  const SignificanceResult back = bleu_significance(b, {1, 2, 3, 4}, a, {1, 2, 3, 4}, 300, 11);
+  // B against A is the mirror of A against B.
+  const SignificanceResult back = bleu_significance(b, {1, 2, 3, 4}, a, {1, 2, 3, 4});
   EXPECT_NEAR(back.delta, -r.delta, 1e-9);
   EXPECT_NEAR(back.p_value, r.p_value, 1e-9);
   EXPECT_NEAR(back.var_sentence, r.var_sentence, 1e-9);
@@ -186,17 +188,6 @@ TEST(Significance, DetectableEffectAndSeedsNeeded) {
   ASSERT_TRUE(more.has_value());
   EXPECT_GT(*more, 3);
   EXPECT_FALSE(seeds_needed(r, 1e-6).has_value());  // none within 50
-}
-
-TEST(Significance, HolmAdjustsInStepDownOrder) {
-  // R: p.adjust(c(0.01, 0.04, 0.03, 0.5), "holm") = 0.04 0.09 0.09 0.50
-  const auto adj = holm_adjust({0.01, 0.04, 0.03, 0.5});
-  ASSERT_EQ(adj.size(), 4u);
-  EXPECT_NEAR(adj[0], 0.04, 1e-12);
-  EXPECT_NEAR(adj[1], 0.09, 1e-12);
-  EXPECT_NEAR(adj[2], 0.09, 1e-12);
-  EXPECT_NEAR(adj[3], 0.5, 1e-12);
-  EXPECT_TRUE(holm_adjust({}).empty());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "eval/bleu.h"
+#include "eval/sentence_nll_file.h"
 #include "file_helpers.h"
 #include "report/report.h"
 #include "report/svg_chart.h"
@@ -431,8 +432,12 @@ TEST(Report, MeanStdDeltaAndBootstrap) {
   EXPECT_LT(oracle["p_value"].get<double>(), 0.05);
   EXPECT_EQ(oracle["sentence_bootstrap"]["samples"], 300);
   EXPECT_LT(oracle["sentence_bootstrap"]["p_value"].get<double>(), 0.05);
-  // Holm over the two variants: the smaller p doubled (the larger, 1, stays).
-  EXPECT_NEAR(oracle["p_holm"].get<double>(), std::min(1.0, 2 * oracle["p_value"].get<double>()), 1e-12);
+  // Bonferroni over the two variants: p doubled, and the interval the verdict reads is the 97.5% one,
+  // which holds the 95% one (tests/core/test_verdict.cpp checks the widths).
+  EXPECT_NEAR(oracle["p_adjusted"].get<double>(), std::min(1.0, 2 * oracle["p_value"].get<double>()), 1e-12);
+  EXPECT_NEAR(oracle["interval"]["level"].get<double>(), 0.975, 1e-12);
+  EXPECT_LE(oracle["interval"]["low"].get<double>(), oracle["delta_ci95"][0].get<double>());
+  EXPECT_GE(oracle["interval"]["high"].get<double>(), oracle["delta_ci95"][1].get<double>());
   // Every seed of both variants took part, and the interval holds the Δ of the two hypothesis
   // sets (here the oracle's BLEU is 100 on both seeds; the table's 32 comes from the metrics).
   EXPECT_EQ(oracle["p_seeds"]["baseline"], nlohmann::json({1, 2}));
@@ -503,6 +508,87 @@ TEST(Report, PerplexityIsTestedOverSeedsOnly) {
   EXPECT_EQ(html.find("<strong>103.00"), std::string::npos);
 }
 
+// Per-line NLL files give perplexity the same two-level test as BLEU: the test set's part enters.
+TEST(Report, PerplexityCountsTheTestSentencesFromNllFiles) {
+  Grid g = make_grid("ppl-nll");
+  g.input.metric = "ppl";
+  g.input.variant_order = {"base", "oracle"};
+  std::vector<RunResult> runs;
+  for (auto& run : g.input.runs) {
+    if (run.variant == "same") continue;
+    // 40 lines of 10 tokens; the oracle is better by 0.2 nats a token, each seed a little apart,
+    // and the lines differ in difficulty (shared by both variants: the test set's own noise).
+    SentenceNll lines;
+    double total = 0;
+    for (int i = 0; i < 40; ++i) {
+      const double per_token = 3.0 + 0.5 * std::sin(i) - (run.variant == "oracle" ? 0.2 : 0.0) + 0.01 * run.seed * (i % 3);
+      lines.nll.push_back(10 * per_token);
+      lines.subwords.push_back(10);
+      lines.words.push_back(8);
+      total += 10 * per_token;
+    }
+    const std::string path = g.dir + "/nll." + run.variant + std::to_string(run.seed) + ".tsv.gz";
+    write_sentence_nll(path, lines);
+    run.nll_files = {{"test2016", path}};
+    run.hyp_files.clear();
+    run.metrics["tests"]["test2016"] = {{"ppl", std::exp(total / 400)}, {"ppl_word", std::exp(total / 320)}};
+    runs.push_back(run);
+  }
+  g.input.runs = runs;
+  const nlohmann::json r = build_report(g.input, 100);
+  const auto& t = entry(r, "oracle")["tests"]["test2016"];
+  EXPECT_EQ(t["test"]["method"], "seeds and sentences");
+  EXPECT_GT(t["test"]["var_sentence"].get<double>(), 0.0);
+  // The test's scores are the files' own: exp(N / 400) of each run, the same as the metrics here
+  // up to the last bits of the file's 17 digits.
+  EXPECT_NEAR(t["test"]["delta"].get<double>(), t["delta_ppl"].get<double>(), 1e-9);
+  // A file whose lines count other tokens than the other runs' is refused.
+  SentenceNll odd;
+  odd.nll = {1.0};
+  odd.subwords = {3};
+  odd.words = {2};
+  write_sentence_nll(g.dir + "/odd.tsv.gz", odd);
+  g.input.runs[0].nll_files["test2016"] = g.dir + "/odd.tsv.gz";
+  EXPECT_THROW(build_report(g.input, 100), InputError);
+}
+
+// The verdict's test draws nothing at random (eval/test_set_covariance.h): another number of
+// resamples for the sentence-only column leaves every p, interval and verdict as it was, to the bit.
+TEST(Report, VerdictsDoNotDependOnTheBootstrap) {
+  Grid g = make_grid("no-draws");
+  const nlohmann::json a = build_report(g.input, 100), b = build_report(g.input, 357);
+  for (const char* variant : {"same", "oracle"}) {
+    const auto& ta = entry(a, variant)["tests"]["test2016"];
+    const auto& tb = entry(b, variant)["tests"]["test2016"];
+    for (const char* key : {"p_value", "p_adjusted", "interval", "delta_ci95", "test", "verdict"})
+      EXPECT_EQ(ta[key], tb[key]) << variant << " " << key;
+    EXPECT_NE(ta["sentence_bootstrap"]["samples"], tb["sentence_bootstrap"]["samples"]);
+  }
+}
+
+// A variant that stopped at fewer seeds than the baseline (seeds = auto decided it earlier) is
+// compared on the seeds both have: paired, as at the look that decided it.
+TEST(Report, AVariantWithFewerSeedsIsComparedOnTheSeedsBothHave) {
+  Grid g = make_grid("common-seeds");
+  g.input.variant_order = {"base", "oracle"};
+  std::vector<RunResult> runs;
+  for (const auto& run : g.input.runs)
+    if (run.variant != "same") runs.push_back(run);
+  RunResult third = runs[1];  // base, seed 1
+  ASSERT_EQ(third.variant, "base");
+  third.seed = 3;
+  third.metrics["tests"]["test2016"]["bleu"] = 40.0;
+  runs.push_back(third);
+  g.input.runs = runs;
+  const nlohmann::json r = build_report(g.input, 100);
+  const auto& t = entry(r, "oracle")["tests"]["test2016"];
+  EXPECT_EQ(t["p_seeds"]["baseline"], nlohmann::json({1, 2}));
+  EXPECT_TRUE(t["test"]["paired"].get<bool>());
+  // Δ on seeds 1 and 2: (30 + 34) / 2 − (20 + 22) / 2 = 11, not 32 − 27.33 over all of base's.
+  EXPECT_DOUBLE_EQ(t["delta_bleu"].get<double>(), 11.0);
+  EXPECT_DOUBLE_EQ(entry(r, "base")["tests"]["test2016"]["bleu"]["mean"].get<double>(), (20.0 + 22 + 40) / 3);
+}
+
 // The rows of the Markdown table under `heading` ("" for the main table, which has none).
 std::vector<std::string> markdown_rows(const std::string& md, const std::string& heading) {
   std::istringstream in(md);
@@ -533,8 +619,8 @@ TEST(Report, MarkdownTables) {
   EXPECT_NE(rows[2].find("21.00 \xC2\xB1 1.41"), std::string::npos);
   EXPECT_NE(rows[4].find("66.7%"), std::string::npos);
   EXPECT_NE(rows[4].find("| +11.00 [+"), std::string::npos) << rows[4];  // Δ with its interval
-  EXPECT_NE(rows[4].find("], p <0.001 |"), std::string::npos) << rows[4];
-  EXPECT_NE(rows[3].find("+0.00 [+0.00, +0.00], p 1.000"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[4].find("], p adj. <0.001 |"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[3].find("+0.00 [+0.00, +0.00], p adj. 1.000"), std::string::npos) << rows[3];
   EXPECT_NE(md.find("# Tie schemes on Multi30k"), std::string::npos);
   EXPECT_NE(md.find("paired bootstrap"), std::string::npos);  // the legend line
   EXPECT_NE(md.find("seeds and of the test sentences"), std::string::npos);
@@ -545,7 +631,7 @@ TEST(Report, MarkdownTables) {
   // The test set's own table: every metric, Δ, interval, p and each seed's Δ.
   const auto test_rows = markdown_rows(md, "Test set test2016");
   ASSERT_EQ(test_rows.size(), 2 + r.size()) << md;
-  EXPECT_NE(test_rows[0].find("| Variant | BLEU | chrF | \xCE\x94 BLEU | 95% CI | p | p Holm | detectable | "
+  EXPECT_NE(test_rows[0].find("| Variant | BLEU | chrF | \xCE\x94 BLEU | interval | p | p adj. | detectable | "
                               "\xCE\x94 per seed (seed) | sentences only: 95% CI, p | verdict |"),
             std::string::npos)
       << test_rows[0];

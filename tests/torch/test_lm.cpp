@@ -70,6 +70,33 @@ TEST(LmPerplexity, UniformModelScoresTheVocabularySize) {
   }
 }
 
+// Each line's NLL lands on its own line whatever order the batches scored the lines in: in
+// sentence scoring a line alone gives the same NLL as inside the batch of lines of mixed lengths.
+TEST(LmPerplexity, EveryLineKeepsItsOwnNll) {
+  at::manual_seed(3);
+  auto model = build_model(tiny_lm(40));
+  const std::vector<std::vector<int>> lines = {{4, 5, 6, 7, 8, 9}, {7, 8}, {9, 10, 11, 12}, {13}, {5, 6, 7}};
+  const std::vector<int64_t> words = {4, 1, 3, 1, 2};
+  const Perplexity all = lm_perplexity(*model, lines, words, 0, 0);
+  ASSERT_EQ(all.line_nll.size(), lines.size());
+  double sum = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Perplexity alone = lm_perplexity(*model, {lines[i]}, {words[i]}, 0, 0);
+    // The same float log-softmax of the same row, with padding in the batch: 1e-4 nats covers the
+    // kernels' different sum orders over a padded row (measured ≤ 2e-6).
+    YOKE_EXPECT_NEAR(all.line_nll[i], alone.nll, 1e-4) << "line " << i;
+    EXPECT_EQ(all.line_subwords[i], int64_t(lines[i].size()) + 1);
+    EXPECT_EQ(all.line_words[i], words[i] + 1);
+    sum += all.line_nll[i];
+  }
+  YOKE_EXPECT_NEAR(sum, all.nll, 1e-6);  // the same float terms, added in another order
+  // In blocks the lines follow the stream, and still add up to the whole.
+  const Perplexity blocks = lm_perplexity(*model, lines, words, 8, 4);
+  double block_sum = 0;
+  for (double x : blocks.line_nll) block_sum += x;
+  YOKE_EXPECT_NEAR(block_sum, blocks.nll, 1e-6);
+}
+
 TEST(LmPerplexity, OverlappingWindowsGiveContextAndNeverCountATokenTwice) {
   auto model = build_model(tiny_lm(40));
   const auto lines = repeated_lines(6);
