@@ -15,6 +15,7 @@
 
 #include "eval/bootstrap.h"
 #include "eval/significance.h"
+#include "report/verdict.h"
 #include "seed_noise_sim.h"
 
 namespace yoke {
@@ -131,6 +132,55 @@ TEST(Calibration, AddingSeedsUntilDecidedKeepsTheErrorRate) {
   std::cout << "A/A, seeds 3..6 until decided: false decisions " << rate << "\n";
   EXPECT_LE(rate, 0.07);
   EXPECT_GT(looked_past_min, kRuns / 2);  // most experiments did look again with more seeds
+}
+
+// The whole sequential rule as the runner and the report apply it: seeds = auto 3..6, two variants
+// against one baseline (m = 2 comparisons a look, each look at 0.05 / 4), verdicts read from the
+// simultaneous interval (report/verdict.h), a decided variant stopped and its comparison frozen on
+// the seeds it had while the baseline goes on, every comparison on the seeds both sides have. One
+// variant is the baseline again (A/A), the other better by 4 seed-SDs. The A/A variant must be
+// called better or worse in at most ~5% of experiments (Bonferroni bounds the family error by 5%;
+// 7% leaves room for 300 experiments' noise), and the better one found in most.
+TEST(Calibration, TheSequentialRuleKeepsItsErrorRateAndFindsAnEffect) {
+  sim::Draws d(4242);
+  const sim::Noise noise;
+  const Scale scale = measure_scale();
+  const double effect = 4.0 * scale.seed_sd / scale.bleu_per_skill;
+  constexpr int kMin = 3, kMax = 6, kRuns = 300;
+  int false_calls = 0, found = 0, unconverged_decided = 0;
+  for (int e = 0; e < kRuns; ++e) {
+    const sim::TestSet t = sim::make_test_set(200, d);
+    const auto base = sim::simulate_variant(t, 1.0, kMax, noise, d);
+    const std::vector<std::vector<std::vector<BleuStats>>> variants = {sim::simulate_variant(t, 1.0, kMax, noise, d),
+                                                                       sim::simulate_variant(t, 1.0 + effect, kMax, noise, d)};
+    std::vector<std::string> verdict(variants.size());
+    for (int k = kMin; k <= kMax; ++k) {
+      for (size_t v = 0; v < variants.size(); ++v) {
+        if (!verdict[v].empty()) continue;  // decided at an earlier look: frozen
+        const std::vector<std::vector<BleuStats>> a(base.begin(), base.begin() + k), b(variants[v].begin(), variants[v].begin() + k);
+        const SignificanceResult r = bleu_significance(a, seed_list(k), b, seed_list(k));
+        VerdictInput in;
+        in.delta = r.delta;
+        in.p_value = r.p_value;
+        in.se = r.se;
+        in.df = r.df;
+        in.testable = r.testable;
+        in.alpha = 0.05 / (kMax - kMin + 1);
+        in.comparisons = int(variants.size());
+        in.converged = false;
+        unconverged_decided += decided(in);  // runs that had not converged decide nothing
+        in.converged = true;
+        if (decided(in) || k == kMax) verdict[v] = decide(in).verdict;
+      }
+    }
+    false_calls += verdict[0] != "inconclusive";
+    found += verdict[1] == "better";
+  }
+  std::cout << "seeds auto 3..6, two comparisons: A/A called " << double(false_calls) / kRuns << ", effect of "
+            << 4.0 * scale.seed_sd << " BLEU found " << double(found) / kRuns << "\n";
+  EXPECT_EQ(unconverged_decided, 0);
+  EXPECT_LE(double(false_calls) / kRuns, 0.07);
+  EXPECT_GT(double(found) / kRuns, 0.80);
 }
 
 TEST(Significance, IntervalAndTwoSidedPAgree) {
