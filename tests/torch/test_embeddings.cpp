@@ -1,6 +1,7 @@
 // The sharing schemes and logit estimators against their formulas (Press & Wolf 2017; Liu, Zhai & Chen 2020, §2.2).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -509,6 +510,92 @@ TEST(Accounting, Seed003Tables) {
   EXPECT_NEAR(c.emb / 1e6, 18.9, 0.05);
   EXPECT_NEAR(c.emb_untied / 1e6, 54.5, 0.05);
   EXPECT_NEAR(100 * c.red(), 65.3, 0.05);
+}
+
+// Seed 003's Emb. for shared-private (Tables 1, 4, 5; NIST Zh⇒En, 30K words a side, d = 512, every
+// word paired): d · Σ_c (2 − λ_c) n_c from each table's pair counts, counted by the layout itself.
+// The tables print millions to one decimal; yoke rounds λ·d to whole columns (461 for 0.9·512),
+// which moves a count by < 0.01M.
+TEST(Accounting, Seed003SharedPrivateFromThePairCounts) {
+  auto emb = [](std::array<int, 3> n, std::array<double, 3> lambda) {
+    SharedPrivateLayout l;
+    l.src_vocab = l.tgt_vocab = 30000;
+    l.dim = 512;
+    l.lambda = lambda;
+    int id = 0;
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < n[size_t(c)]; ++k, ++id) l.pairs[size_t(c)].push_back({id, id});
+    EXPECT_EQ(id, 30000);
+    return double(l.parameter_count()) / 1e6;
+  };
+  // Table 5: (lm, wf, ur) pairs at alignment thresholds 0.5, 0.1, 0.05, λ = (0.9, 0.7, 0.5).
+  EXPECT_NEAR(emb({4869, 309, 24822}, {0.9, 0.7, 0.5}), 22.01, 0.01);  // printed 22.0M
+  EXPECT_NEAR(emb({15103, 23, 14874}, {0.9, 0.7, 0.5}), 19.94, 0.01);  // printed 20.0M
+  EXPECT_NEAR(emb({21172, 11, 8817}, {0.9, 0.7, 0.5}), 18.70, 0.01);   // printed 18.7M, also Table 1
+  // Table 4: the λ settings on the 0.05 pairs.
+  EXPECT_NEAR(emb({21172, 11, 8817}, {0.5, 0.7, 0.9}), 21.23, 0.01);  // printed 21.2M
+  EXPECT_NEAR(emb({21172, 11, 8817}, {0.5, 0.5, 0.5}), 23.04, 0.01);  // printed 23.0M
+  EXPECT_NEAR(emb({21172, 11, 8817}, {0.9, 0.7, 0.0}), 20.96, 0.01);  // printed 21.0M
+  EXPECT_NEAR(emb({21172, 11, 8817}, {1.0, 1.0, 1.0}), 15.36, 0.01);  // printed 15.3M: cut, not rounded
+  EXPECT_NEAR(emb({21172, 11, 8817}, {0.0, 0.0, 0.0}), 30.72, 0.01);  // printed 30.7M = decoder WT
+}
+
+// Seed 004 §1.1: "at 70M total parameters with V = 32,000 and d = 512, the embedding matrices alone
+// consume 2 · 32,000 · 512 ≈ 33M parameters — roughly 47% of the model"; §5.1's table of Iyer et
+// al.'s untied embedding fractions, 73.4%, 20.6%, 9.2% at 70M, 1B, 2.8B, from the closed form
+// 2Vd / (2Vd + 12Ld²) with the Pythia models' shapes (V = 50,304; (d, L) = (512, 6), (2048, 16),
+// (2560, 32)), which the seed does not print: 73.2%, 20.4%, 9.3%, each within 0.25 points (12Ld²
+// leaves out biases and norms, which real counts have).
+TEST(Accounting, Seed004SharesFromTheClosedForms) {
+  EXPECT_EQ(2 * 32000 * 512, 32768000);
+  EXPECT_NEAR(32768000.0 / 70e6, 0.47, 0.005);
+  Config c;
+  c.task = Task::lm;
+  c.tie = Tie::none;
+  c.tgt_vocab_size = 50304;
+  const std::array<std::array<double, 3>, 3> rows = {{{512, 6, 73.4}, {2048, 16, 20.6}, {2560, 32, 9.2}}};
+  for (const auto& [d, layers, printed] : rows) {
+    c.d_model = int(d);
+    c.decoder_layers = int(layers);
+    EXPECT_NEAR(100 * *embedding_fraction_closed_form(c), printed, 0.25) << "d " << d;
+  }
+}
+
+// Seed 004 Exercise 2: T = 3, V = 4, d = 2, tokens (2, 1, 2, 3), W tied. Against autograd on a
+// small recurrent model h_t = tanh(M e_{x_t} + N h_{t−1}): ∂L/∂w_2 = h̄_1 + h̄_3 (path A) +
+// Σ_t (p_t(2) − 1[x_{t+1} = 2]) h_t (path B), where the indicator is 1 at t = 2 (x_3 = 2), as the
+// solution's text says; its formula puts the −1 at t = 3 instead, (p_2(2) − 0) h_2 + (p_3(2) − 1) h_3,
+// which differs by h_3 − h_2. ∂L/∂w_4 = Σ_t p_t(4) h_t (token 4 is never an input) is right.
+TEST(Accounting, Seed004Exercise2GradientAgainstAutograd) {
+  at::manual_seed(7);
+  const auto W = at::randn({4, 2}, at::kDouble).requires_grad_();
+  const auto M = at::randn({2, 2}, at::kDouble), N = at::randn({2, 2}, at::kDouble);
+  const std::vector<int64_t> tokens = {1, 0, 1, 2};  // (2, 1, 2, 3), 0-based
+  std::vector<at::Tensor> e, h, p;
+  at::Tensor prev = at::zeros({2}, at::kDouble), loss = at::zeros({}, at::kDouble);
+  for (int t = 0; t < 3; ++t) {
+    e.push_back(W[tokens[size_t(t)]]);
+    e.back().retain_grad();
+    prev = at::tanh(at::mv(M, e.back()) + at::mv(N, prev));
+    h.push_back(prev);
+    const auto logp = at::log_softmax(at::mv(W, prev), 0);
+    p.push_back(logp.exp().detach());
+    loss = loss - logp[tokens[size_t(t) + 1]];
+  }
+  loss.backward();
+  const auto g = W.grad();
+  const auto hbar1 = e[0].grad(), hbar3 = e[2].grad();
+  auto hd = [&](int t) { return h[size_t(t)].detach(); };
+  auto pt = [&](int t, int j) { return p[size_t(t)][j].item<double>(); };
+  // Row 2 (index 1): path A at inputs 1 and 3, path B with the indicator at t = 2.
+  const auto right = hbar1 + hbar3 + pt(0, 1) * hd(0) + (pt(1, 1) - 1) * hd(1) + pt(2, 1) * hd(2);
+  EXPECT_TRUE(at::allclose(g[1], right, 1e-12, 1e-12)) << g[1] << right;  // double precision throughout
+  const auto printed = hbar1 + hbar3 + pt(0, 1) * hd(0) + pt(1, 1) * hd(1) + (pt(2, 1) - 1) * hd(2);
+  EXPECT_GT((g[1] - printed).abs().max().item<double>(), 1e-3);  // the solution's formula is off by h_3 − h_2
+  EXPECT_TRUE(at::allclose(g[1] - printed, hd(2) - hd(1), 1e-12, 1e-12));
+  // Row 4 (index 3): path B only.
+  const auto row4 = pt(0, 3) * hd(0) + pt(1, 3) * hd(1) + pt(2, 3) * hd(2);
+  EXPECT_TRUE(at::allclose(g[3], row4, 1e-12, 1e-12));
 }
 
 TEST(Sharing, ThreeWayNeedsAJointVocabulary) {
