@@ -364,6 +364,40 @@ TEST(EstimatorProperties, NormalityHoldsForL2) {
 // too unless two rows are parallel, but w_k = (3, 0), w_i = (1, 0.1) breaks it without being
 // parallel: 3/1.01 > 9/9. Normality (every logit ≤ 1) under the seed's premise that h is a convex
 // combination of the rows the model embeds with: only l2 has it.
+// Seed 001 §2.2, property 3: l2's logit ŵ_i · h is an unbiased estimate of α_i when h = Σ_j α_j ŵ_j
+// and the rows are "uniformly i.i.d. on unit sphere" (E ŵ_i · ŵ_j = 0 for i ≠ j). Averaged over
+// 3000 draws of such rows, every logit lands on its α; with rows that share a mean direction (as
+// trained rows do: docs/results/seed001-sphere-cpu300) the estimate is biased upwards.
+TEST(EstimatorProperties, L2IsUnbiasedOnlyForRowsUniformOnTheSphere) {
+  at::manual_seed(11);
+  const int64_t V = 12, d = 16;
+  const auto alpha = at::softmax(at::randn({V}) * 2, 0);
+  auto mean_logits = [&](double shared_direction) {
+    auto emb = std::make_shared<WordEmbeddings>(small_spec(Tie::all, Estimator::l2, V, d));
+    const auto mu = at::ones({1, d}) / std::sqrt(double(d));
+    at::Tensor sum = at::zeros({V});
+    const int draws = 3000;
+    for (int k = 0; k < draws; ++k) {
+      const auto g = at::randn({V, d}) + shared_direction * std::sqrt(double(d)) * mu;
+      const auto unit = g / g.norm(2, {1}, true);
+      {
+        at::NoGradGuard no_grad;
+        emb->output().weight.copy_(unit);
+      }
+      const auto h = at::matmul(alpha.unsqueeze(0), unit);
+      sum += emb->logits(h).squeeze(0).detach();
+    }
+    return sum / draws;
+  };
+  // Uniform rows: ℓ_i − α_i has variance Σ_{j≠i} α_j² / d ≤ 1/16, so its mean over 3000 draws has
+  // SD ≤ 0.0046; 0.025 is more than 5 SDs.
+  const auto uniform = mean_logits(0.0);
+  YOKE_EXPECT_AT_MOST((uniform - alpha).abs().max().item<double>(), 0.025) << uniform << alpha;
+  // A shared direction (mean resultant ≈ 0.45): E ŵ_i · ŵ_j > 0, every logit over-estimated.
+  const auto shared = mean_logits(0.5);
+  YOKE_EXPECT_AT_LEAST((shared - alpha).min().item<double>(), 0.05) << shared << alpha;
+}
+
 TEST(EstimatorProperties, IdentityAndNormalityOfAllFive) {
   auto with_rows = [](Estimator e, const at::Tensor& rows) {
     auto emb = std::make_shared<WordEmbeddings>(small_spec(Tie::all, e, rows.size(0), rows.size(1)));
