@@ -393,9 +393,10 @@ TEST(EstimatorProperties, L2IsUnbiasedOnlyForRowsUniformOnTheSphere) {
   // SD ≤ 0.0046; 0.025 is more than 5 SDs.
   const auto uniform = mean_logits(0.0);
   YOKE_EXPECT_AT_MOST((uniform - alpha).abs().max().item<double>(), 0.025) << uniform << alpha;
-  // A shared direction (mean resultant ≈ 0.45): E ŵ_i · ŵ_j > 0, every logit over-estimated.
+  // A shared direction: E ŵ_i · ŵ_j ≈ 0.2 > 0, every logit over-estimated by about 0.2 (1 − α_i),
+  // ≥ 0.08 here; the floor 0.02 is over 4 SDs of the mean's noise.
   const auto shared = mean_logits(0.5);
-  YOKE_EXPECT_AT_LEAST((shared - alpha).min().item<double>(), 0.05) << shared << alpha;
+  YOKE_EXPECT_AT_LEAST((shared - alpha).min().item<double>(), 0.02) << shared << alpha;
 }
 
 TEST(EstimatorProperties, IdentityAndNormalityOfAllFive) {
