@@ -1,12 +1,36 @@
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "store/model_store.h"
 #include "text/prepare.h"
+#include "text/vocab_files.h"
 #include "util/error.h"
 
 namespace yoke::cli {
+
+namespace {
+
+// In a model directory (one with a checkpoint or an export), the SentencePiece files must be the
+// ones its checkpoint records: a vocabulary copied over later would encode the new data with ids
+// the model does not mean.
+void check_vocab_is_the_models(const std::string& dir) {
+  namespace fs = std::filesystem;
+  bool has_model = false;
+  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp", "model.safetensors"})
+    has_model = has_model || fs::exists(fs::path(dir) / f);
+  if (!has_model) return;  // a data set: its files are what they are
+  const std::string checkpoint = pick_checkpoint(dir, "");
+  const nlohmann::json meta = read_model_meta(checkpoint);
+  if (!meta.contains("vocab") || !meta.at("vocab").is_object()) return;  // older checkpoints record none
+  if (const auto d = vocab_difference(meta.at("vocab"), vocab_checksums(dir)))
+    throw input_error((fs::path(dir) / d->file).string(), 0,
+                      "--vocab-from: is not the vocabulary " + checkpoint + " was trained with (" + d->detail + ")");
+}
+
+}  // namespace
 
 int cmd_prepare(int argc, char** argv) {
   Command cmd("prepare",
@@ -20,7 +44,10 @@ int cmd_prepare(int argc, char** argv) {
               "example: yoke prepare --train-src train.en.gz --train-tgt train.de.gz --valid-src val.en.gz \\\n"
               "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
               "Language models (task = lm) take one monolingual text per split:\n"
-              "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en");
+              "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en\n\n"
+              "Data for fine-tuning a model (init_from), a back-translation round or another domain is encoded with\n"
+              "that model's vocabulary, copied from its directory instead of trained (joint or separate as it has them):\n"
+              "  yoke prepare --vocab-from runs/ende --train-src ft.en --train-tgt ft.de --valid-src ... --out data/ft");
   PrepareOptions o;
   std::vector<std::string> tests;
   int max_len = 250, seed = 1;
@@ -36,18 +63,26 @@ int cmd_prepare(int argc, char** argv) {
   cmd.add_option("--out", o.out_dir, "data directory to write")->type_name("DIR")->required();
   cmd.add_flag("--force", o.force, "replace --out when it is not empty (a data set prepared before, say)");
   cmd.add_flag("--joint", o.joint, "one vocabulary for both languages (needed for tie = all / src-tgt)");
-  add_value(cmd, "--vocab-size", o.vocab_size, "N", "vocabulary size (joint, or each side)")->capture_default_str();
-  add_value(cmd, "--src-vocab-size", o.src_vocab_size, "N", "source vocabulary size (separate vocabularies)")
-      ->default_str("vocab-size");
-  add_value(cmd, "--tgt-vocab-size", o.tgt_vocab_size, "N", "target vocabulary size (separate vocabularies)")
-      ->default_str("vocab-size");
-  cmd.add_option("--model-type", o.model_type, "SentencePiece model type")->type_name("bpe|unigram")->capture_default_str();
+  auto* joint = cmd.get_option("--joint");
+  auto* vocab_from = cmd.add_option("--vocab-from", o.vocab_from,
+                                    "encode with the SentencePiece model(s) of this directory (a model's save_dir, an "
+                                    "export, a data set), copied instead of trained: what init_from needs")
+                         ->type_name("DIR");
+  std::vector<CLI::Option*> vocab_training = {
+      add_value(cmd, "--vocab-size", o.vocab_size, "N", "vocabulary size (joint, or each side)")->capture_default_str(),
+      add_value(cmd, "--src-vocab-size", o.src_vocab_size, "N", "source vocabulary size (separate vocabularies)")
+          ->default_str("vocab-size"),
+      add_value(cmd, "--tgt-vocab-size", o.tgt_vocab_size, "N", "target vocabulary size (separate vocabularies)")
+          ->default_str("vocab-size"),
+      cmd.add_option("--model-type", o.model_type, "SentencePiece model type")->type_name("bpe|unigram")->capture_default_str()};
   add_value(cmd, "--max-len", max_len, "N", "drop pairs with more subwords on a side")->capture_default_str();
-  add_value(cmd, "--input-sentence-size", o.input_sentence_size, "N",
-            "sentences SentencePiece samples (reservoir sampling in one pass) to learn the vocabulary from (0: all, "
-            "held in memory)")
-      ->capture_default_str();
-  add_value(cmd, "--seed", seed, "N", "seed for SentencePiece's sentence sampling")->capture_default_str();
+  vocab_training.push_back(
+      add_value(cmd, "--input-sentence-size", o.input_sentence_size, "N",
+                "sentences SentencePiece samples (reservoir sampling in one pass) to learn the vocabulary from (0: all, "
+                "held in memory)")
+          ->capture_default_str());
+  vocab_training.push_back(add_value(cmd, "--seed", seed, "N", "seed for SentencePiece's sentence sampling")->capture_default_str());
+  for (CLI::Option* opt : vocab_training) vocab_from->excludes(opt);
   add_value(cmd, "--threads", o.threads, "N", "threads for encoding (0: one per core); the output does not depend on it")
       ->capture_default_str();
   cmd.add_flag("--dedup", o.dedup, "drop training pairs that repeat an earlier pair exactly (both sides)");
@@ -67,6 +102,12 @@ int cmd_prepare(int argc, char** argv) {
   for (const CLI::Option* needed : o.lm ? std::vector<const CLI::Option*>{train, valid}
                                         : std::vector<const CLI::Option*>{train_src, train_tgt, valid_src, valid_tgt})
     cmd.require(needed);
+  if (!o.vocab_from.empty()) {
+    // The directory's layout decides unless --joint was given (prepare then checks they agree), and
+    // a model directory's files must be those its checkpoint was trained with.
+    if (joint->count() == 0) o.joint = std::filesystem::exists(std::filesystem::path(o.vocab_from) / "spm.model");
+    check_vocab_is_the_models(o.vocab_from);
+  }
   o.max_len = size_t(max_len);
   o.seed = uint64_t(seed);
   // 0 pairs a shard wrote one file a pair; a ratio of NaN, below 0 or below 1 silently meant "off".

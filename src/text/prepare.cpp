@@ -20,6 +20,7 @@
 #include "text/corpus_shards.h"
 #include "text/pair_dedup.h"
 #include "text/vocab.h"
+#include "text/vocab_files.h"
 #include "text/word_cache_encoder.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
@@ -72,10 +73,11 @@ void check_options(const PrepareOptions& o) {
   if (o.max_len == 0) throw InputError("prepare: max_len must be at least 1");
   // The training text is read twice (to learn the vocabulary, then to encode it), so a pipe (what
   // <(zcat ...) gives) would be read empty the second time, or wait forever for a writer: said
-  // before anything starts. Gzipped files are read directly.
+  // before anything starts. Gzipped files are read directly. With vocab_from it is read once.
   for (const auto* path : {&o.train_src, &o.train_tgt}) {
     std::error_code ec;
-    if (!path->empty() && std::filesystem::exists(*path, ec) && !std::filesystem::is_regular_file(*path, ec))
+    if (o.vocab_from.empty() && !path->empty() && std::filesystem::exists(*path, ec) &&
+        !std::filesystem::is_regular_file(*path, ec))
       throw input_error(*path, 0, "is not a regular file (a pipe?): prepare reads the training text twice, to learn "
                                   "the vocabulary and to encode it; give a file (a .gz is read as it is)");
   }
@@ -203,6 +205,41 @@ std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, 
   train_streamed(o, vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {Side::src}, "source", log);
   train_streamed(o, vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {Side::tgt}, "target", log);
   return {"spm.src.model", "spm.tgt.model"};
+}
+
+// The SentencePiece model(s) of o.vocab_from, copied into out_dir (with their .vocab files where
+// there are). Refuses a directory without them, and one whose layout (joint or separate) is not
+// the one this data set asks for.
+std::pair<std::string, std::string> copy_vocabularies(const PrepareOptions& o, std::ostream& log) {
+  namespace fs = std::filesystem;
+  const std::string& from = o.vocab_from;
+  if (!fs::is_directory(from)) throw input_error(from, 0, "--vocab-from: no such directory (a model's save_dir, an export, or a data set)");
+  const nlohmann::json found = vocab_checksums(from);
+  const bool joint = found.contains("spm.model");
+  if (found.empty())
+    throw input_error(from, 0, "--vocab-from: holds no SentencePiece model (spm.model, or spm.src.model and spm.tgt.model)");
+  if (!joint && found.size() != 2)
+    throw input_error(from, 0, std::string("--vocab-from: has ") + found.items().begin().key() +
+                                   " without its other side (separate vocabularies need spm.src.model and spm.tgt.model)");
+  if (o.lm && !joint)
+    throw input_error(from, 0, "--vocab-from: has separate source and target vocabularies (spm.src.model, spm.tgt.model); "
+                               "a language model's data needs one (spm.model)");
+  if (!o.lm && o.joint != joint)
+    throw input_error(from, 0, joint ? "--vocab-from: has one joint vocabulary (spm.model), and this data set asks for "
+                                       "separate ones: leave --joint to the model (drop --src/--tgt-vocab-size)"
+                                     : "--vocab-from: has separate source and target vocabularies (spm.src.model, "
+                                       "spm.tgt.model), and --joint asks for one: drop --joint");
+  for (const auto& [file, crc] : found.items()) {
+    for (const std::string f : {file, file.substr(0, file.size() - 6) + ".vocab"}) {
+      if (!fs::exists(fs::path(from) / f)) continue;
+      fs::copy_file(fs::path(from) / f, fs::path(o.out_dir) / f, fs::copy_options::overwrite_existing);
+    }
+    char crc_hex[16];
+    std::snprintf(crc_hex, sizeof crc_hex, "%08x", crc.get<uint32_t>());
+    log << "vocab: " << file << " copied from " << from << " (CRC-32 " << crc_hex << "), not trained\n";
+  }
+  return joint ? std::pair<std::string, std::string>{"spm.model", "spm.model"}
+               : std::pair<std::string, std::string>{"spm.src.model", "spm.tgt.model"};
 }
 
 // --- encoding ---
@@ -426,20 +463,21 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
   for (size_t i = 0; i < opts.tests.size(); ++i)
     tests.push_back(read("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
 
-  const auto [src_model, tgt_model] = train_vocabularies(opts, log);
+  const auto [src_model, tgt_model] = opts.vocab_from.empty() ? train_vocabularies(opts, log) : copy_vocabularies(opts, log);
   const Vocab src_vocab = Vocab::load(opts.out_dir + "/" + src_model);
   const Vocab tgt_vocab = opts.joint || opts.lm ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
 
   nlohmann::json meta = {{"format_version", kFormatVersion},
                          {"task", opts.lm ? "lm" : "translate"},
                          {"joint", opts.lm || opts.joint},
-                         {"model_type", opts.model_type},
+                         {"model_type", opts.vocab_from.empty() ? opts.model_type : "copied"},
                          {"max_len", opts.max_len},
                          {"seed", opts.seed},
                          {"src_vocab_size", src_vocab.size()},
                          {"tgt_vocab_size", tgt_vocab.size()},
                          {"src_vocab", src_model},
                          {"tgt_vocab", tgt_model}};
+  if (!opts.vocab_from.empty()) meta["vocab_from"] = opts.vocab_from;
   if (opts.dedup) meta["dedup"] = true;
   if (opts.max_ratio > 0) meta["max_ratio"] = opts.max_ratio;
 

@@ -36,6 +36,11 @@ struct PrepareOptions {
   // the text (the source names are ignored); one vocabulary (spm.model); the corpora keep the
   // target side only; test sets are written as test.<name>.txt; meta.json says task "lm".
   bool lm = false;
+  // A directory (a model's save_dir, an export, or another data set) whose SentencePiece model(s)
+  // encode this data instead of new ones: copied byte for byte, so that a model trained on the
+  // other data accepts this one (init_from, docs/export.md). Joint or separate as that directory
+  // has them; `joint` must agree (the CLI takes it from the directory unless --joint is given).
+  std::string vocab_from;
 };
 
 // Reads and checks the valid and test corpora first, then streams the training text: one pass
@@ -48,8 +53,10 @@ struct PrepareOptions {
 //   (the kept raw lines, aligned with the .bin files, as BLEU references), and meta.json last,
 //   so its presence means a complete run.
 // Valid and test pairs over max_len are dropped and counted like training pairs.
+// With vocab_from the vocabulary is copied instead of trained (the text is then read once).
 // meta.json (returned): {format_version, joint, model_type, max_len, seed, src_vocab_size,
-//   tgt_vocab_size, src_vocab, tgt_vocab (file names in out_dir),
+//   tgt_vocab_size, src_vocab, tgt_vocab (file names in out_dir), vocab_from (the directory, when
+//   given; model_type then says "copied"),
 //   splits: {train: S, valid: S, "test.<name>": S...}} where S = {src, tgt (input paths), read,
 //   kept, dropped_empty, dropped_long, src_tokens, tgt_tokens, and file (train/valid: the .bin)
 //   or src_text/tgt_text (valid/test: the raw copies)}; train also has dropped_duplicate,

@@ -38,10 +38,12 @@ void Progress::update(double done, const std::string& extra, bool force) {
     bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] ";
   }
   char head[160];
+  // Whole units, except for a total under 10 (0.04 of 0.04 MB, not "0/0 MB"): two significant digits.
+  const int digits = total_ >= 10 || total_ <= 0 ? 0 : total_ >= 1 ? 1 : std::min(6, 1 - int(std::floor(std::log10(total_))));
   if (total_ > 0)
-    std::snprintf(head, sizeof head, "%s %s%.0f/%.0f %s | %.1f %s/s | %s elapsed | ETA %s", label_.c_str(),
-                  bar.c_str(), done, total_, unit_.c_str(), rate, unit_.c_str(), format_duration(el).c_str(),
-                  rate > 0 ? format_duration((total_ - done) / rate).c_str() : "?");
+    std::snprintf(head, sizeof head, "%s %s%.*f/%.*f %s | %.1f %s/s | %s elapsed | ETA %s", label_.c_str(),
+                  bar.c_str(), digits, done, digits, total_, unit_.c_str(), rate, unit_.c_str(),
+                  format_duration(el).c_str(), rate > 0 ? format_duration((total_ - done) / rate).c_str() : "?");
   else
     std::snprintf(head, sizeof head, "%s %.0f %s | %.1f %s/s | %s elapsed", label_.c_str(), done, unit_.c_str(),
                   rate, unit_.c_str(), format_duration(el).c_str());

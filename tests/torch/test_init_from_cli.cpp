@@ -33,26 +33,35 @@ const fs::path& first_model() {
   return dir;
 }
 
-// A second data set with the first one's vocabulary: other training sentences (another seed of
-// the synthetic language), encoded with data_dir()'s spm.model; the same validation set, so that
-// validation losses of the two runs compare.
-const fs::path& second_data() {
-  static const fs::path data = [] {
-    const auto corpus = work_dir() / "corpus-second", out = work_dir() / "data-second";
+// A second data set with the first one's vocabulary, as a user makes it: `yoke prepare --vocab-from`
+// the first model's directory, on other training sentences (another seed of the synthetic language)
+// and data_dir()'s validation text, so that validation losses of the two runs compare.
+const fs::path& second_corpus() {
+  static const fs::path corpus = [] {
+    const auto dir = work_dir() / "corpus-second";
     SyntheticOptions so;
     so.train = 300;
     so.valid = 5;
     so.test = 5;
     so.seed = 8;
-    write_synthetic_corpus(corpus.string(), so);
-    fs::create_directories(out);
-    for (const auto& e : fs::directory_iterator(data_dir()))
-      if (e.path().filename() != "train.bin") fs::copy_file(e.path(), out / e.path().filename(), fs::copy_options::overwrite_existing);
-    const Vocab vocab = Vocab::load((data_dir() / "spm.model").string());
-    const auto src = lines_of(slurp(corpus / "train.src")), tgt = lines_of(slurp(corpus / "train.tgt"));
-    TokenizedCorpus c;
-    for (size_t i = 0; i < src.size(); ++i) c.add(vocab.encode(src[i]), vocab.encode(tgt[i]));
-    save_binarized((out / "train.bin").string(), c);
+    write_synthetic_corpus(dir.string(), so);
+    return dir;
+  }();
+  return corpus;
+}
+
+std::vector<std::string> prepare_args(const fs::path& vocab_from, const fs::path& train_src, const fs::path& train_tgt,
+                                      const fs::path& out) {
+  return {YOKE_BINARY, "prepare", "--vocab-from", vocab_from.string(), "--train-src", train_src.string(),
+          "--train-tgt", train_tgt.string(), "--valid-src", (data_dir() / "valid.src.txt").string(),
+          "--valid-tgt", (data_dir() / "valid.tgt.txt").string(), "--out", out.string()};
+}
+
+const fs::path& second_data() {
+  static const fs::path data = [] {
+    const auto out = work_dir() / "data-second", log = work_dir() / "data-second.log";
+    EXPECT_EQ(run(prepare_args(first_model(), second_corpus() / "train.src", second_corpus() / "train.tgt", out), log), 0)
+        << slurp(log);
     return out;
   }();
   return data;
@@ -158,4 +167,63 @@ TEST(InitFrom, RefusesOtherVocabulariesInt8ModelsChangedModelKeysAndItsOwnSaveDi
   EXPECT_EQ(run(second_args(own, {"--init_from", (work_dir() / "nowhere").string()}), log), 2);
   EXPECT_NE(slurp(log).find("nowhere: init_from: no such model directory"), std::string::npos) << slurp(log);
   EXPECT_FALSE(fs::exists(work_dir() / "init-refused" / "checkpoint_last.ykp"));
+}
+
+// `prepare --vocab-from` copies the model's SentencePiece file byte for byte (which is what lets
+// init_from accept the data, above) and refuses what the model could not read.
+TEST(VocabFrom, CopiesTheModelsVocabularyAndRefusesWhatItCannotUse) {
+  EXPECT_EQ(slurp(second_data() / "spm.model"), slurp(first_model() / "spm.model"));
+  const auto meta = nlohmann::json::parse(slurp(second_data() / "meta.json"));
+  EXPECT_EQ(meta.at("vocab_from"), first_model().string());
+  EXPECT_TRUE(meta.at("joint").get<bool>());  // taken from the model: no --joint was given
+  const auto src = second_corpus() / "train.src", tgt = second_corpus() / "train.tgt";
+  const auto log = work_dir() / "vocab-from-refused.log";
+  // A vocabulary size has no meaning when the vocabulary is copied.
+  auto sized = prepare_args(first_model(), src, tgt, work_dir() / "vf-sized");
+  sized.insert(sized.end(), {"--vocab-size", "100"});
+  EXPECT_EQ(run(sized, log), 2);
+  EXPECT_NE(slurp(log).find("--vocab-from excludes --vocab-size"), std::string::npos) << slurp(log);
+  // Separate vocabularies asked to be joint, and one side missing.
+  const auto separate = work_dir() / "vf-separate";
+  fs::create_directories(separate);
+  fs::copy_file(first_model() / "spm.model", separate / "spm.src.model", fs::copy_options::overwrite_existing);
+  EXPECT_EQ(run(prepare_args(separate, src, tgt, work_dir() / "vf-one-side"), log), 2);
+  EXPECT_NE(slurp(log).find("has spm.src.model without its other side"), std::string::npos) << slurp(log);
+  fs::copy_file(first_model() / "spm.model", separate / "spm.tgt.model", fs::copy_options::overwrite_existing);
+  auto joint = prepare_args(separate, src, tgt, work_dir() / "vf-joint");
+  joint.push_back("--joint");
+  EXPECT_EQ(run(joint, log), 2);
+  EXPECT_NE(slurp(log).find("and --joint asks for one: drop --joint"), std::string::npos) << slurp(log);
+  // A model directory whose spm.model is not the one its checkpoint was trained with.
+  const auto swapped = work_dir() / "vf-swapped";
+  fs::create_directories(swapped);
+  fs::copy_file(first_model() / "checkpoint_best.ykp", swapped / "checkpoint_best.ykp", fs::copy_options::overwrite_existing);
+  {
+    std::ofstream f(swapped / "spm.model", std::ios::binary);
+    f << "not the model's vocabulary";
+  }
+  EXPECT_EQ(run(prepare_args(swapped, src, tgt, work_dir() / "vf-swapped-data"), log), 2);
+  EXPECT_NE(slurp(log).find((swapped / "spm.model").string() + ": --vocab-from: is not the vocabulary"),
+            std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(work_dir() / "vf-swapped-data"));
+}
+
+// A back-translation round on tiny data, as docs/export.md describes it: sample translations of
+// monolingual text with the model (`translate --sampling`), pair them with the text, prepare that
+// with the model's vocabulary, and go on training from the model.
+TEST(VocabFrom, ABackTranslationRoundRunsEndToEnd) {
+  const auto mono = second_corpus() / "train.tgt";
+  const auto sampled = work_dir() / "bt.sampled", log = work_dir() / "bt.log";
+  {
+    const auto text = output_of({YOKE_BINARY, "translate", "--model", first_model().string(), "--input", mono.string(),
+                                 "--sampling", "topk", "--sampling-topk", "5", "--seed", "3"});
+    std::ofstream(sampled) << text;
+  }
+  ASSERT_EQ(lines_of(slurp(sampled)).size(), lines_of(slurp(mono)).size());
+  const auto bt_data = work_dir() / "data-bt";
+  ASSERT_EQ(run(prepare_args(first_model(), sampled, mono, bt_data), log), 0) << slurp(log);
+  auto args = second_args(work_dir() / "bt-tuned", {"--init_from", first_model().string()});
+  args[3] = bt_data.string();
+  ASSERT_EQ(run(args, log), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("init_from: starting from the weights of"), std::string::npos) << slurp(log);
 }
