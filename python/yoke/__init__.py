@@ -12,6 +12,7 @@ torch is importable (Debian: python3-torch), else numpy arrays.
 import json
 
 from ._yoke import Hypothesis, InputError, PairScore  # noqa: F401
+from ._yoke import __commit__, __torch_version__, __version__  # noqa: F401
 from ._yoke import Model as _Model
 
 __all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError"]

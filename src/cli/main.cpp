@@ -8,6 +8,9 @@
 #include "cli/commands.h"
 #include "util/error.h"
 #include "util/thread_policy.h"
+#include "util/version.h"
+
+#include <torch/version.h>
 
 namespace {
 
@@ -43,7 +46,7 @@ const Command kCommands[] = {
 
 void print_help() {
   std::cout << "yoke — text-generation models with shared input/output embeddings\n\n"
-               "usage: yoke COMMAND [options]    (yoke COMMAND --help for its options)\n\ncommands:\n";
+               "usage: yoke COMMAND [options]    (yoke COMMAND --help for its options; yoke --version)\n\ncommands:\n";
   for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
 }
 
@@ -66,6 +69,11 @@ int main(int argc, char** argv) {
     print_help();
     if (!standard_output_written("yoke")) return 1;
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::cout << "yoke " << yoke::yoke_version() << " (commit " << yoke::build_commit() << ", LibTorch " << TORCH_VERSION
+              << ")\n";
+    return standard_output_written("yoke") ? 0 : 1;
   }
   for (const auto& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;

@@ -6,7 +6,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <torch/version.h>  // macros only
+
 #include "python/model_facade.h"
+#include "util/version.h"
 #include "util/error.h"
 
 namespace py = pybind11;
@@ -14,6 +17,13 @@ using namespace yoke::python;
 
 PYBIND11_MODULE(_yoke, mod) {
   mod.doc() = "yoke models from Python: translate, score, generate, read word matrices";
+  // PEP 440 with a local label: "0.1.0+0123456789ab.torch1.13.0" ("…ab.dirty.torch…" when built
+  // with uncommitted changes); the parts apart as __commit__ and __torch_version__.
+  std::string commit = yoke::build_commit();
+  if (const auto plus = commit.find('+'); plus != std::string::npos) commit.replace(plus, 1, ".");
+  mod.attr("__version__") = std::string(yoke::yoke_version()) + "+" + commit + ".torch" + TORCH_VERSION;
+  mod.attr("__commit__") = yoke::build_commit();
+  mod.attr("__torch_version__") = TORCH_VERSION;
   py::register_exception<yoke::InputError>(mod, "InputError", PyExc_ValueError);
   // numpy's C API is set up by a function-local static the first time an array is made. Made
   // lazily, the first embeddings() from two threads deadlocked: one held the static's guard while

@@ -21,8 +21,12 @@ const Api* load_plugin() {
   if (const char* env = std::getenv("YOKE_SPM_PLUGIN")) candidates.push_back(env);
   if (auto dir = executable_dir(); !dir.empty()) {
     candidates.push_back(dir + "/libyoke_spm.so");
-    candidates.push_back(dir + "/../lib/libyoke_spm.so");
+    candidates.push_back(dir + "/../lib/yoke/libyoke_spm.so");  // installed: bin/yoke, lib/yoke/
   }
+#ifdef YOKE_SPM_INSTALL_DIR
+  // Where `cmake --install` puts it: what `import yoke` finds, its process being python's.
+  candidates.push_back(std::string(YOKE_SPM_INSTALL_DIR) + "/libyoke_spm.so");
+#endif
 #ifdef YOKE_SPM_DIR
   candidates.push_back(std::string(YOKE_SPM_DIR) + "/libyoke_spm.so");
 #endif

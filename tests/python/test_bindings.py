@@ -46,6 +46,13 @@ def main():
     except ImportError as e:
         print(f"skipped: cannot import the yoke module from {package_dir} with {sys.executable}: {e}")
         return SKIP
+    # The version the command prints, in PEP 440 form: "yoke 0.1.0 (commit C, LibTorch T)" is
+    # yoke.__version__ "0.1.0+C.torchT" (a "+dirty" commit as ".dirty").
+    line = run(yoke_bin, "--version").strip()
+    version, rest = line[len("yoke "):].split(" (commit ")
+    commit, torch_version = rest.rstrip(")").split(", LibTorch ")
+    assert yoke.__commit__ == commit and yoke.__torch_version__ == torch_version, (line, yoke.__version__)
+    assert yoke.__version__ == f"{version}+{commit.replace('+', '.')}.torch{torch_version}", (line, yoke.__version__)
     rng = random.Random(1)
     tiny = ["--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--threads", "1", "--valid_bleu", "false",
             "--warmup", "10", "--log_interval", "5", "--max_tokens", "300"]

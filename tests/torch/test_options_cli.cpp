@@ -2,6 +2,8 @@
 // `--help` lists every key, settings apply in command-line order, and usage errors name the
 // option or the origin of a bad value and exit with code 2.
 #include <gtest/gtest.h>
+
+#include <regex>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -156,6 +158,15 @@ TEST(OptionsCli, EveryCommandHasHelp) {
     EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n\n", 0), 0u) << help;
     EXPECT_NE(help.find("  -h, --help"), std::string::npos) << command;
   }
+}
+
+// `yoke --version`: the version, the commit built from (12 hex digits, "+dirty" with uncommitted
+// changes, "unknown" outside git) and LibTorch's version, on one line; exit 0.
+TEST(OptionsCli, VersionSaysTheVersionTheCommitAndLibTorch) {
+  const std::string line = output_of({YOKE_BINARY, "--version"});
+  const std::regex form(R"(yoke \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(\+dirty)?|unknown), LibTorch \d+\.\d+\.\d+[^)]*\)\n)");
+  EXPECT_TRUE(std::regex_match(line, form)) << line;
+  EXPECT_EQ(output_of({YOKE_BINARY, "version"}), line);
 }
 
 TEST(OptionsCli, HelpToAFullDeviceIsAnError) {
