@@ -34,12 +34,18 @@ class HelpFormatter : public CLI::Formatter {
     return out + "--" + opt->get_lnames().front();
   }
 
+  // CLI11 appends a validator's description to the type name ("N:in [1, 1024]"): the type stays
+  // beside the name, the range or the choices go with the help text.
   std::string make_option_opts(const CLI::Option* opt) const override {
-    return opt->get_type_size() == 0 || opt->get_type_name().empty() ? "" : " " + opt->get_type_name();
+    return opt->get_type_size() == 0 || opt->get_type_name().empty() ? "" : " " + split_type(opt).first;
   }
 
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string out = opt->get_description();
+    const auto [type, valid] = split_type(opt);
+    if (!valid.empty() && type.find('|') == std::string::npos)  // "hard|soft" lists its choices already
+      out += valid.front() == '{' ? " (one of " + std::regex_replace(valid.substr(1, valid.size() - 2), std::regex(","), ", ") + ")"
+                                  : " (" + valid + ")";
     if (opt->get_required()) out += " (required)";
     if (!opt->get_default_str().empty()) out += " (default: " + opt->get_default_str() + ")";
     if (opt->get_expected_max() >= CLI::detail::expected_max_vector_size) out += " [repeatable]";
@@ -47,6 +53,14 @@ class HelpFormatter : public CLI::Formatter {
   }
 
  private:
+  // "N:in [1, 1024]" → {"N", "in [1, 1024]"}; a type without a validator → {type, ""}.
+  static std::pair<std::string, std::string> split_type(const CLI::Option* opt) {
+    const std::string full = opt->get_type_name();
+    const auto colon = full.find(':');
+    if (colon == std::string::npos) return {full, ""};
+    return {full.substr(0, colon), full.substr(colon + 1)};
+  }
+
   // Breaks a long help text into lines of at most 72 characters (CLI11 indents the lines after the first).
   static std::string wrap(const std::string& text) {
     std::string out, line, word;

@@ -230,9 +230,14 @@ void Config::validate() const {
         throw InputError(std::string(name) + " must be " + range_text(*range) + ", got " + text_of(field) + from(name));
     }
   });
-  if (d_model % heads != 0)
-    throw InputError("d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
-                     std::to_string(heads) + ")" + (from("heads").empty() ? from("d_model") : from("heads")));
+  if (d_model % heads != 0) {
+    // Two keys meet here, each perhaps from another place: both are named with theirs.
+    auto value = [&](const char* key, int v) {
+      const auto it = origin.find(key);
+      return std::to_string(v) + (it == origin.end() ? ", the default" : ", " + it->second);
+    };
+    throw InputError("d_model (" + value("d_model", d_model) + ") must be divisible by heads (" + value("heads", heads) + ")");
+  }
   if (factored_rank >= d_model)
     throw InputError("factored_rank (" + std::to_string(factored_rank) + ") must be smaller than d_model (" +
                      std::to_string(d_model) + ") to save parameters" + from("factored_rank"));

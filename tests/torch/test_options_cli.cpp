@@ -96,6 +96,14 @@ TEST(OptionsCli, BadValuesNameTheirOrigin) {
   EXPECT_NE(usage_error({YOKE_BINARY, "params", "--set", "output=cos"})
                 .find("output = cos: expected dot, l2, square, distance, cosine — command line"),
             std::string::npos);
+  // Two keys from two places: each named with its own (d_model from the command line, heads from
+  // the file), not the file for both.
+  const auto heads = work_dir() / "heads.conf";
+  std::ofstream(heads) << "d_model = 32\nheads = 2\n";
+  const std::string both = usage_error({YOKE_BINARY, "params", "--config", heads.string(), "--d-model", "31"});
+  EXPECT_NE(both.find("d_model (31, command line: --d_model 31) must be divisible by heads (2, " + heads.string() +
+                      " line 2)"),
+            std::string::npos) << both;
 }
 
 // Decoding options take the ranges of the config keys they stand for: each value below was taken
@@ -157,7 +165,12 @@ TEST(OptionsCli, EveryCommandHasHelp) {
     const std::string help = output_of({YOKE_BINARY, command, "--help"});
     EXPECT_EQ(help.rfind(std::string("usage: yoke ") + command + " [options]\n\n", 0), 0u) << help;
     EXPECT_NE(help.find("  -h, --help"), std::string::npos) << command;
+    // Ranges and choices read in the text, not glued to the value's name ("--beam N:in [1, 1024]").
+    EXPECT_EQ(help.find(":in ["), std::string::npos) << help;
+    EXPECT_EQ(help.find(":{"), std::string::npos) << help;
   }
+  EXPECT_NE(output_of({YOKE_BINARY, "translate", "--help"}).find("--beam N                  beam size; 1 = greedy (in [1, 1024])"),
+            std::string::npos);
 }
 
 // `yoke --version`: the version, the commit built from (12 hex digits, "+dirty" with uncommitted
