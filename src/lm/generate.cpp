@@ -44,8 +44,12 @@ int pick_token(const at::Tensor& logits, const SamplingOptions& o, std::mt19937_
 std::vector<int> generate_tokens(Transformer& model, const std::vector<int>& context, const SamplingOptions& o,
                                  const std::function<void(int)>& on_token) {
   if (context.empty()) throw InputError("generate: the context needs at least the start token");
-  if (o.top_p <= 0 || o.top_p > 1) throw InputError("generate: top-p must be in (0, 1]");
+  // Written so that NaN fails each check (every comparison with NaN is false).
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw InputError("generate: top-p must be in (0, 1], got " + std::to_string(o.top_p));
   if (o.top_k < 0) throw InputError("generate: top-k must not be negative");
+  if (!(o.temperature >= 0 && std::isfinite(o.temperature)))
+    throw InputError("generate: temperature must be a number ≥ 0 (0: greedy), got " + std::to_string(o.temperature));
+  if (o.max_tokens < 0) throw InputError("generate: max-tokens must not be negative");
   at::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();

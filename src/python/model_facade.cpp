@@ -1,6 +1,9 @@
 #include "python/model_facade.h"
 
 #include <algorithm>
+#include <sstream>
+
+#include "config/key_ranges.h"
 
 #include "decode/force_decode.h"
 #include "decode/text_io.h"
@@ -24,9 +27,28 @@ std::string Model::task() const { return name_of(m_->m.config.task); }
 std::string Model::config_json() const { return m_->m.config.to_json().dump(); }
 std::string Model::checkpoint() const { return m_->m.checkpoint; }
 
+namespace {
+
+// The ranges `yoke translate` and `yoke score-pairs` check (config/key_ranges.h), with their message,
+// raised as ValueError: a beam of 0 or a NaN length penalty is refused, not decoded into nothing.
+void check_in_range(const char* key, double v) {
+  const KeyRange* range = key_range(key);
+  if (!in_range(*range, v)) {
+    std::ostringstream got;
+    got << v;
+    throw InputError(std::string(key) + " must be " + range_text(*range) + ", got " + got.str());
+  }
+}
+
+}  // namespace
+
 std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std::string>& lines, const SearchSettings& s) {
   auto& m = m_->m;
   if (m.config.task != Task::translate) throw InputError("translate needs a translation model; this is a language model");
+  check_in_range("beam", s.beam);
+  check_in_range("lenpen", s.lenpen);
+  check_in_range("max_len_a", s.max_len_a);
+  check_in_range("max_len_b", s.max_len_b);
   if (s.nbest < 1 || s.nbest > std::max(1, s.beam))
     throw InputError("nbest must be between 1 and the beam (" + std::to_string(s.beam) + ")");
   SearchOptions so;
@@ -49,6 +71,7 @@ std::vector<PairScore> Model::score(const std::vector<std::string>& sources, con
                                     double lenpen) {
   auto& m = m_->m;
   if (m.config.task != Task::translate) throw InputError("score needs a translation model; this is a language model");
+  check_in_range("lenpen", lenpen);
   if (sources.size() != targets.size())
     throw InputError("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) + " targets");
   std::vector<std::vector<int>> tgt;

@@ -138,7 +138,27 @@ def main():
                 assert "nowhere" in str(err) or "language model" in str(err), str(err)
             else:
                 raise AssertionError(f"no error for {bad}")
-    print("ok: load, translate (greedy, n-best, scores), score, generate, embeddings")
+        # What the command refuses, the module refuses with the same words (ValueError), before
+        # decoding anything: no empty translations from a beam of 0 or a NaN length penalty.
+        refused = (
+            (lambda: model.translate(sentences, beam=0), "beam must be in [1, 1024], got 0"),
+            (lambda: model.translate(sentences, beam=-3), "beam must be in [1, 1024], got -3"),
+            (lambda: model.translate(sentences, beam=100000), "beam must be in [1, 1024]"),
+            (lambda: model.translate(sentences, lenpen=float("nan")), "lenpen must be in [0, 10], got nan"),
+            (lambda: model.translate(sentences, lenpen=-100.0), "lenpen must be in [0, 10]"),
+            (lambda: model.score(sentences[:1], sentences[:1], lenpen=-1.0), "lenpen must be in [0, 10]"),
+            (lambda: lm_model.generate("kate", temperature=float("nan")), "temperature must be a number"),
+            (lambda: lm_model.generate("kate", temperature=-1.0), "temperature must be a number"),
+            (lambda: lm_model.generate("kate", top_p=float("nan")), "top-p must be in (0, 1]"),
+        )
+        for call, words in refused:
+            try:
+                call()
+            except ValueError as err:
+                assert words in str(err), (words, str(err))
+            else:
+                raise AssertionError(f"no error: {words}")
+    print("ok: load, translate (greedy, n-best, scores), score, generate, embeddings, refusals")
     return 0
 
 
