@@ -856,7 +856,7 @@ Table runs_table(const json& report) {
   if (!any) return t;
   t.columns = {variant, seed, updates, stop, converged};
   t.legend = "converged: early stopping fired, or over the last five validations the validation loss falls by less "
-             "than 0.2% of itself with 95% confidence (the least-squares slope's one-sided bound; docs/statistics.md); "
+             "than 0.5% of itself with 95% confidence (the least-squares slope's one-sided bound; docs/statistics.md); "
              "a verdict on a model's quality counts converged runs only.";
   return t;
 }
