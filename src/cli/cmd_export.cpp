@@ -48,9 +48,8 @@ int cmd_export(int argc, char** argv) {
       ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
   if (!cmd.read(argc, argv)) return 0;
   if (format == "onnx") {
-    if (force) throw InputError("--force: not for --format onnx yet; remove " + out + " first");
     const OnnxTools tools = find_onnx_tools();  // before any work: a missing package is named at once
-    report("exported", export_onnx(dir, out, checkpoint, tools));
+    report("exported", export_onnx(dir, out, checkpoint, tools, force));
   } else {
     report("exported", export_model(dir, out, checkpoint, force));
   }

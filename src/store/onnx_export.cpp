@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/json_file.h"
+#include "util/staged_dir.h"
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -83,22 +85,26 @@ OnnxTools find_onnx_tools() {
 }
 
 ExportResult export_onnx(const std::string& model_dir, const std::string& out_dir, const std::string& checkpoint_name,
-                         const OnnxTools& tools) {
-  if (fs::exists(fs::path(out_dir) / "decoder.onnx"))
-    throw input_error(out_dir, 0, "already holds an ONNX model; give another --out");
+                         const OnnxTools& tools, bool replace) {
+  // Written into a staged sibling and renamed into place: a refusal, a failed exporter or a crash
+  // leaves no folder behind, and an existing one is replaced only when asked (util/staged_dir.h).
+  StagedDirectory staged(out_dir, replace, "yoke export");
   TempDir tmp;
   const auto weights = tmp.path / "safetensors";
   ExportResult r = export_model(model_dir, weights.string(), checkpoint_name);
-  fs::create_directories(out_dir);
-  const int status = run_inheriting_output({tools.python, tools.script, weights.string(), out_dir});
+  if (read_json((weights / "config.json").string()).value("task", "translate") == "lm")
+    throw input_error(model_dir, 0, "--format onnx: is a language model; the ONNX export covers translation models "
+                                    "(an encoder and a decoder step); --format safetensors exports any model");
+  const int status = run_inheriting_output({tools.python, tools.script, weights.string(), staged.path()});
   if (status != 0)
     throw InputError("--format onnx: " + tools.python + " " + tools.script + " failed (exit status " +
                      std::to_string(status) + "; its message is above)");
-  r.to = (fs::path(out_dir) / "decoder.onnx").string();
   r.files.clear();
-  for (const auto& entry : fs::directory_iterator(out_dir))
+  for (const auto& entry : fs::directory_iterator(staged.path()))
     if (entry.path().filename() != "decoder.onnx") r.files.push_back(entry.path().filename().string());
   std::sort(r.files.begin(), r.files.end());
+  staged.commit();
+  r.to = (fs::path(out_dir) / "decoder.onnx").string();
   return r;
 }
 

@@ -20,8 +20,10 @@ struct OnnxTools {
 // binary was built from. InputError naming what is missing and the package that provides it.
 OnnxTools find_onnx_tools();
 
-// Exports the checkpoint of `model_dir` (as export_model picks it) into `out_dir` (created).
+// Exports the checkpoint of `model_dir` (as export_model picks it) into `out_dir`, written whole or
+// not at all; an `out_dir` that is not empty is refused unless `replace`. A language model is refused
+// (InputError) before the exporter runs.
 ExportResult export_onnx(const std::string& model_dir, const std::string& out_dir, const std::string& checkpoint_name,
-                         const OnnxTools& tools);
+                         const OnnxTools& tools, bool replace = false);
 
 }  // namespace yoke

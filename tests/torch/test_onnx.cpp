@@ -194,3 +194,21 @@ TEST(OnnxCli, Multi30kGreedyAndBeam4TranslationsAreYokesAndSentencePieceInJsEnco
 }
 
 }  // namespace
+
+// A language model is refused before the exporter runs, and the refusal leaves no folder behind
+// (the export is staged beside --out and renamed into place only when whole).
+TEST(OnnxCli, ALanguageModelIsRefusedAndLeavesNothingBehind) {
+  SKIP_WITHOUT_ONNX_TOOLS();
+  const fs::path lm = train_into("onnx-lm", [](const fs::path& d) {
+    auto args = tiny_train_args(d, 2, 1);
+    for (const char* a : {"--task", "lm", "--valid_bleu", "false"}) args.push_back(a);
+    return args;
+  });
+  const auto out = work_dir() / "onnx-lm-out", log = work_dir() / "onnx-lm-out.log";
+  EXPECT_EQ(run({YOKE_BINARY, "export", "--model", lm.string(), "--out", out.string(), "--format", "onnx"}, log), 2);
+  EXPECT_NE(slurp(log).find("is a language model; the ONNX export covers translation models"), std::string::npos)
+      << slurp(log);
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(work_dir()))
+    EXPECT_EQ(e.path().filename().string().find(".onnx-lm-out.partial"), std::string::npos) << e.path();
+}
