@@ -212,3 +212,17 @@ TEST(OnnxCli, ALanguageModelIsRefusedAndLeavesNothingBehind) {
   for (const auto& e : fs::directory_iterator(work_dir()))
     EXPECT_EQ(e.path().filename().string().find(".onnx-lm-out.partial"), std::string::npos) << e.path();
 }
+
+// js/translate.js answers --help with its usage, and refuses an option it does not know or a value
+// that is not a number (which parseInt would have turned into NaN), naming it.
+TEST(OnnxCli, TranslateJsHasHelpAndRefusesBadValues) {
+  SKIP_WITHOUT_ONNX_TOOLS();
+  const std::string help = output_of({find_on_path("node"), (kJsDir / "translate.js").string(), "--help"});
+  EXPECT_EQ(help.rfind("usage: node js/translate.js MODEL_DIR [options]", 0), 0u) << help;
+  EXPECT_NE(help.find("--beam N"), std::string::npos) << help;
+  const auto log = work_dir() / "translate-js.log";
+  EXPECT_EQ(run({find_on_path("node"), (kJsDir / "translate.js").string(), "m", "--beam", "q"}, log), 1);
+  EXPECT_NE(slurp(log).find("--beam expects a whole number, got 'q'"), std::string::npos) << slurp(log);
+  EXPECT_EQ(run({find_on_path("node"), (kJsDir / "translate.js").string(), "m", "--bogus"}, log), 1);
+  EXPECT_NE(slurp(log).find("unknown option --bogus (see --help)"), std::string::npos) << slurp(log);
+}
