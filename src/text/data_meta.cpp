@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "util/checksum.h"
 #include "util/error.h"
 #include "util/json_file.h"
 
@@ -60,6 +61,18 @@ std::vector<std::string> training_files(const std::string& dir) {
   if (!std::filesystem::exists(std::filesystem::path(dir) / "meta.json"))
     return {(std::filesystem::path(dir) / "train.bin").string()};
   return DataMeta::read(dir).train_files();
+}
+
+nlohmann::json training_files_checksums(const std::string& dir) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& file : training_files(dir)) {
+    const std::filesystem::path p(file);
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(p, ec);
+    if (ec) throw input_error(file, 0, "training data file not found (" + ec.message() + ")");
+    out.push_back({{"file", p.lexically_relative(dir).string()}, {"bytes", bytes}, {"crc32", file_crc32(file)}});
+  }
+  return out;
 }
 
 std::string DataMeta::path(const std::string& relative) const {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace yoke {
 
 struct DataSplit {
@@ -36,5 +38,10 @@ struct DataMeta {
 // DataMeta::read(dir).train_files(), or DIR/train.bin where there is no meta.json (a directory
 // put together by hand, as some tests do).
 std::vector<std::string> training_files(const std::string& dir);
+
+// What a checkpoint records of the corpus it was trained on, so that a resume can tell the same
+// data from a data set prepared again or a meta.json edited: [{file, bytes, crc32}] of
+// training_files(dir) in order (file names relative to dir). Reads every byte once (CRC-32).
+nlohmann::json training_files_checksums(const std::string& dir);
 
 }  // namespace yoke

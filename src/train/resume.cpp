@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 namespace yoke {
 
-void check_resume(const Config& cfg, const nlohmann::json& data_vocab, std::ostream& log) {
+void check_resume(const Config& cfg, const nlohmann::json& data_vocab, const nlohmann::json& train_checksums,
+                  std::ostream& log) {
   const fs::path dir(cfg.save_dir), path = dir / "checkpoint_last.ykp";
   if (!fs::exists(path)) return;
   const std::string ckpt = path.string();
@@ -54,6 +55,39 @@ void check_resume(const Config& cfg, const nlohmann::json& data_vocab, std::ostr
                             (trained_with.contains(d->file) ? (dir / d->file).string() : "the one in " + dir.string()) +
                             " (" + d->detail + "): the data set was prepared again, or is another one. Resume with "
                             "the data the model was trained on, or train into another save_dir");
+
+  // The training corpus itself: an exact resume replays the same batch order over the same
+  // pairs, which a data set prepared again (other shards) or a meta.json edited (a shard dropped
+  // or listed twice) would silently break. Checkpoints from before the record are not checked.
+  if (header.meta.contains("train_data") && header.meta.at("train_data").is_array()) {
+    const auto& recorded_files = header.meta.at("train_data");
+    const auto describe = [](const nlohmann::json& files) {
+      std::string out;
+      for (const auto& f : files) out += (out.empty() ? "" : ", ") + f.value("file", std::string("?"));
+      return out;
+    };
+    std::string differs;
+    if (recorded_files.size() != train_checksums.size()) {
+      differs = "its training files are " + describe(train_checksums) + ", the checkpoint's " + describe(recorded_files);
+    } else {
+      for (size_t i = 0; i < recorded_files.size() && differs.empty(); ++i) {
+        const auto &was = recorded_files[i], &now = train_checksums[i];
+        if (was.value("file", "") != now.value("file", ""))
+          differs = "training file " + std::to_string(i + 1) + " is " + now.value("file", "") + ", the checkpoint's " +
+                    was.value("file", "");
+        else if (was.value("bytes", int64_t(-1)) != now.value("bytes", int64_t(-2)) ||
+                 was.value("crc32", int64_t(-1)) != now.value("crc32", int64_t(-2)))
+          differs = now.value("file", "") + " is not the file the checkpoint was trained on (" +
+                    std::to_string(now.value("bytes", int64_t(0))) + " bytes, recorded " +
+                    std::to_string(was.value("bytes", int64_t(0))) + "; or its CRC-32 differs)";
+      }
+    }
+    if (!differs.empty())
+      throw input_error(cfg.data, 0, "cannot resume " + ckpt + ": " + differs + ". The data set was prepared again or its "
+                                     "meta.json edited, and an exact resume needs the data the run started on. Resume "
+                                     "with that data, or train on this data into another save_dir (init_from = " +
+                                     cfg.save_dir + " starts from this model's weights)");
+  }
 
   if (cfg.tie == Tie::shared_private) {
     const auto copy = dir / "pairs.tsv";

@@ -18,9 +18,11 @@ class FlatAdam;
 class Transformer;
 
 // Before anything is written: a checkpoint_last that cannot be resumed with this run's config,
-// data (vocab_checksums: of the data's vocabularies) or pair file is an InputError; keys that
-// may change and did are logged.
-void check_resume(const Config& cfg, const nlohmann::json& vocab_checksums, std::ostream& log);
+// data (vocab_checksums: of the data's vocabularies; train_checksums: text/data_meta.h's
+// training_files_checksums, against what the checkpoint records) or pair file is an InputError;
+// keys that may change and did are logged.
+void check_resume(const Config& cfg, const nlohmann::json& vocab_checksums, const nlohmann::json& train_checksums,
+                  std::ostream& log);
 
 // Loads checkpoint_last's weights and optimizer state into model and opt and returns its loop
 // state; nullopt when there is none. world: the ranks of this run (for a note when the

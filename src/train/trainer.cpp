@@ -82,6 +82,7 @@ class Trainer {
   std::unique_ptr<TrainingData> train_;
   ValidationSet valid_;
   nlohmann::json vocab_checksums_;  // of the data's vocabularies, recorded in every checkpoint
+  nlohmann::json train_checksums_;  // of the training files, recorded in every checkpoint (train/resume.h)
   LoopState st_;
   std::unique_ptr<ProcessGroup> group_;
   DistributedEnv env_;
@@ -173,7 +174,8 @@ void Trainer::save(const std::string& reason) {
   // The world size is a note, not a dependency: any number of ranks resumes the checkpoint.
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
             {"reason", reason}, {"format", 1}, {"world_size", world()},
-            {"batches_per_update", int64_t(cfg_.update_freq) * world()}, {"vocab", vocab_checksums_}};
+            {"batches_per_update", int64_t(cfg_.update_freq) * world()}, {"vocab", vocab_checksums_},
+            {"train_data", train_checksums_}};
   put_model_weights(c, module_state(*model_));
   const fs::path dir(cfg_.save_dir);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
@@ -202,7 +204,8 @@ TrainResult Trainer::run() {
   std::optional<InitSource> init_source;  // init_from, for a run that does not resume
   if (writer()) {
     vocab_checksums_ = vocab_checksums(cfg_.data);
-    check_resume(cfg_, vocab_checksums_, log_);
+    train_checksums_ = training_files_checksums(cfg_.data);
+    check_resume(cfg_, vocab_checksums_, train_checksums_, log_);
     if (!fs::exists(fs::path(cfg_.save_dir) / "checkpoint_last.ykp")) init_source = check_init_from(cfg_, vocab_checksums_);
   }
   load_data();

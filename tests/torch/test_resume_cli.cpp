@@ -136,6 +136,43 @@ TEST(ResumeCli, DataWithOtherVocabulariesIsRefused) {
   EXPECT_EQ(slurp(dir / "spm.model"), before);  // the model's own vocabulary stays
 }
 
+// The same vocabulary, other training files: the data prepared again with other shards, or its
+// meta.json edited to drop or repeat one. Resuming used to go on over other pairs (44 of 45
+// tensors off an uninterrupted run) and say nothing; the checkpoint records the files' checksums.
+TEST(ResumeCli, ChangedTrainingFilesAreRefused) {
+  const auto dir = copy_of_trained("resume-other-train");
+  const auto data = work_dir() / "data-resume-other-train";
+  fs::remove_all(data);
+  fs::copy(data_dir(), data, fs::copy_options::recursive);
+  auto args = train_args(dir, 30);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--data") args[i + 1] = data.string();
+  const auto log = work_dir() / "resume-other-train.log";
+  const auto refused = [&](const std::string& words) {
+    EXPECT_EQ(run(args, log), 2) << slurp(log);
+    EXPECT_NE(slurp(log).find("cannot resume " + (dir / "checkpoint_last.ykp").string() + ": " + words), std::string::npos)
+        << slurp(log);
+    EXPECT_EQ(update_in(dir / "checkpoint_last.ykp"), 20);  // nothing trained
+  };
+  // meta.json listing train.bin twice.
+  const auto meta_path = data / "meta.json";
+  const std::string meta_text = slurp(meta_path);
+  auto meta = nlohmann::json::parse(meta_text);
+  meta["splits"]["train"]["shards"] = {"train.bin", "train.bin"};
+  std::ofstream(meta_path) << meta.dump();
+  refused("its training files are train.bin, train.bin, the checkpoint's train.bin");
+  std::ofstream(meta_path) << meta_text;
+  // train.bin with one byte changed (the same size).
+  std::string bin = slurp(data / "train.bin");
+  bin[bin.size() / 2] = char(bin[bin.size() / 2] ^ 1);
+  std::ofstream(data / "train.bin", std::ios::binary) << bin;
+  refused("train.bin is not the file the checkpoint was trained on");
+  // The files it was trained on: the resume goes on.
+  fs::copy_file(data_dir() / "train.bin", data / "train.bin", fs::copy_options::overwrite_existing);
+  ASSERT_EQ(run(args, log), 0) << slurp(log);
+  EXPECT_EQ(update_in(dir / "checkpoint_last.ykp"), 30);
+}
+
 // translate on a model directory whose spm.model was replaced after training.
 TEST(ResumeCli, TranslateRefusesAReplacedVocabularyAndOldCheckpointsStillLoad) {
   const auto dir = copy_of_trained("translate-other-vocab");
