@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,8 +80,18 @@ int run_inheriting_output(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
+  // fork + exec rather than posix_spawn: the child asks the kernel for SIGTERM when this process
+  // dies, so a killed `yoke export` does not leave its exporter running and writing. Between fork
+  // and exec only async-signal-safe calls (LibTorch's threads may hold locks the child must not take).
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return 127;
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the parent died before prctl took effect
+    ::execve(args[0], args.data(), environ);
+    ::_exit(127);
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return 127;

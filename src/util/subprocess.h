@@ -14,7 +14,7 @@ bool run_quietly(const std::vector<std::string>& argv, double timeout_s);
 
 // Runs argv (argv[0] a full path) with no shell and this process's stdin, stdout and stderr, so
 // that its messages reach the user; waits for it. Its exit status (128 + signal when killed, 127
-// when it could not start).
+// when it could not start). It gets SIGTERM if this process dies first (Linux's PR_SET_PDEATHSIG).
 int run_inheriting_output(const std::vector<std::string>& argv);
 
 }  // namespace yoke
