@@ -40,6 +40,7 @@ class LineStream {
   std::vector<std::string> next_chunk() {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [&] { return !lines_.empty() || ended_; });
+    if (lines_.empty() && !error_.empty()) throw InputError(error_);  // after every line before it
     std::vector<std::string> out(std::make_move_iterator(lines_.begin()), std::make_move_iterator(lines_.end()));
     lines_.clear();
     changed_.notify_all();
@@ -51,8 +52,26 @@ class LineStream {
     std::lock_guard<std::mutex> lock(mu_);
     return ended_;
   }
+  // One line at a time as it arrives, each at most kMaxLineBytes (text/corpus.h): a stream without
+  // line breaks ends with an error instead of filling memory.
+  bool next_line(std::string& line, size_t line_no) {
+    line.clear();
+    std::streambuf* in = std::cin.rdbuf();
+    for (;;) {
+      const int c = in->sbumpc();
+      if (c == std::char_traits<char>::eof()) return !line.empty();
+      if (c == '\n') return true;
+      line.push_back(char(c));
+      if (line.size() > kMaxLineBytes) {
+        error_ = "standard input line " + std::to_string(line_no) + ": longer than " +
+                 std::to_string(kMaxLineBytes >> 20) + " MiB (a stream without line breaks?): one sentence per line";
+        return false;
+      }
+    }
+  }
   void read() {
-    for (std::string line; std::getline(std::cin, line);) {
+    size_t line_no = 0;
+    for (std::string line; next_line(line, ++line_no);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       std::unique_lock<std::mutex> lock(mu_);
       changed_.wait(lock, [&] { return lines_.size() < capacity_; });
@@ -68,6 +87,7 @@ class LineStream {
   std::condition_variable changed_;
   std::deque<std::string> lines_;
   bool ended_ = false;
+  std::string error_;  // why reading stopped early, raised once the lines before it are taken
   std::thread reader_;
 };
 

@@ -126,9 +126,19 @@ class ChunkReader {
 
 namespace {
 
+[[noreturn]] void throw_too_long(const std::string& path, size_t line_no) {
+  throw input_error(path, line_no, "line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                                       " MiB (a file without line breaks?): one sentence per line is expected");
+}
+
 // Strips the line terminator rest, drops a BOM on line 1 and validates.
 void finish_line(const std::string& path, size_t line_no, std::string& line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  // A carriage return inside a line: text whose lines end in CR alone (classic Mac) reads as one
+  // line, which SentencePiece then refused with an internal error.
+  if (const size_t cr = line.find('\r'); cr != std::string::npos)
+    throw input_error(path, line_no, "carriage return inside the line at byte " + std::to_string(cr + 1) +
+                                         " (lines ending in CR alone? convert them: tr '\\r' '\\n')");
   if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   const size_t bad = find_invalid_utf8(line);
   if (bad != std::string::npos) {
@@ -196,10 +206,15 @@ bool LineReader::next(std::string& line) {
     if (!nl) {
       line.append(p, have_ - pos_);
       pos_ = have_;
+      // Memory stays bounded however long a line runs (a file without line breaks, say).
+      if (line.size() > kMaxLineBytes)
+        throw_too_long(path_, line_no_ + 1);
       continue;
     }
     line.append(p, nl);
     pos_ = size_t(nl - buf_.data()) + 1;
+    if (line.size() > kMaxLineBytes + 1)  // + 1: a CR of a CR LF ending
+      throw_too_long(path_, line_no_ + 1);
     finish_line(path_, ++line_no_, line);
     return true;
   }

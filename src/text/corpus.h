@@ -12,6 +12,10 @@ class ChunkReader;
 
 // The lines of a plain or gzip file one at a time, with the checks of read_lines, holding one
 // chunk of the file (1 MB) whatever its size.
+// The longest line any reader takes, in bytes: a sentence is far shorter; a longer line is an
+// InputError, found before it fills memory (a file without line breaks, a binary file).
+constexpr size_t kMaxLineBytes = size_t(1) << 20;
+
 class LineReader {
  public:
   explicit LineReader(const std::string& path);  // InputError naming the file if it cannot be opened

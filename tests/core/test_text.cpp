@@ -144,6 +144,30 @@ TEST(CorpusTest, InvalidUtf8NamesFileAndLine) {
   EXPECT_NE(gz_msg.find("bad.gz:4:"), std::string::npos) << gz_msg;
 }
 
+// Text whose lines end in CR alone reads as one line: named, with the fix, instead of reaching
+// SentencePiece as one enormous sentence. Windows' CR LF still reads as line ends.
+TEST(CorpusTest, CarriageReturnsInsideALineAreNamed) {
+  TempDir dir;
+  write_file(dir.file("crlf.txt"), "one\r\ntwo\r\n");
+  EXPECT_EQ(read_lines(dir.file("crlf.txt")), (std::vector<std::string>{"one", "two"}));
+  write_file(dir.file("cr.txt"), "one\rtwo\rthree\r");
+  const std::string msg = input_error_message([&] { read_lines(dir.file("cr.txt")); });
+  EXPECT_NE(msg.find(dir.file("cr.txt") + ":1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("carriage return inside the line at byte 4"), std::string::npos) << msg;
+}
+
+// A line longer than kMaxLineBytes is an error at that line, found while reading it: the reader
+// never holds more than the limit and a read chunk (a 3 MiB line used to take 3 MiB and more).
+TEST(CorpusTest, ALineLongerThanTheLimitIsNamedBeforeItFillsMemory) {
+  TempDir dir;
+  write_file(dir.file("long.txt"), "short\n" + std::string(kMaxLineBytes + 10, 'a') + "\nafter\n");
+  const std::string msg = input_error_message([&] { read_lines(dir.file("long.txt")); });
+  EXPECT_NE(msg.find(dir.file("long.txt") + ":2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line longer than 1 MiB"), std::string::npos) << msg;
+  write_file(dir.file("fits.txt"), std::string(kMaxLineBytes - 1, 'b') + "\n");
+  EXPECT_EQ(read_lines(dir.file("fits.txt")).front().size(), kMaxLineBytes - 1);
+}
+
 TEST(CorpusTest, StrictUtf8Validation) {
   EXPECT_EQ(find_invalid_utf8("plain ascii text that is long enough"), std::string::npos);
   EXPECT_EQ(find_invalid_utf8("\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"),

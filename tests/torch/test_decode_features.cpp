@@ -11,6 +11,7 @@
 #include <poll.h>
 
 #include "cli_helpers.h"
+#include "text/corpus.h"
 #include "copy_task.h"
 #include "decode/constraints.h"
 #include "decode/force_decode.h"
@@ -468,4 +469,21 @@ TEST(TranslateCli, StreamsStandardInput) {
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(work_dir() / "stream_err.txt");
   EXPECT_EQ(lines_of(got), expected);
+}
+
+// Standard input without a line break for more than kMaxLineBytes: the lines before it are
+// translated, then an error names the line, instead of memory growing with the stream.
+TEST(TranslateCli, AStandardInputLineLongerThanTheLimitIsAnError) {
+  const auto input = work_dir() / "long-stdin.txt";
+  {
+    std::ofstream f(input);
+    f << lines_of(slurp(toy_source())).front() << "\n" << std::string(kMaxLineBytes + 1, 'a');
+  }
+  const auto out = work_dir() / "long-stdin.out", err = work_dir() / "long-stdin.err";
+  const std::string cmd = std::string("'") + YOKE_BINARY + "' translate --model '" + tiny_translation_model().string() +
+                          "' --threads 1 < '" + input.string() + "' > '" + out.string() + "' 2> '" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << slurp(err);
+  EXPECT_NE(slurp(err).find("standard input line 2: longer than 1 MiB"), std::string::npos) << slurp(err);
+  EXPECT_EQ(lines_of(slurp(out)).size(), 1u);  // the first line's translation
 }
