@@ -21,7 +21,7 @@ int cmd_serve(int argc, char** argv) {
               "  POST /translate {\"text\": [\"…\"], \"beam\": 5, \"nbest\": 1, \"model\": NAME, \"prefix\": [\"…\"]}\n"
               "       → {\"translations\": [{\"text\", \"score\", \"nbest\": [{\"text\", \"score\"}] when nbest > 1}]}\n"
               "  POST /generate  {\"prompt\": \"…\", \"max_tokens\": 50, \"temperature\": 0, \"top_k\", \"top_p\", \"seed\"}\n"
-              "  GET  /health, GET /metrics (Prometheus text)\n"
+              "  GET  /health, GET /metrics (Prometheus text), GET / (what the server answers)\n"
               "Concurrent requests for one model are decoded together: a request waits up to\n"
               "--batch-window-ms for others, within --batch-tokens. Malformed requests get 400, too large\n"
               "ones 413, an unknown model 404, a full queue or more than --max-connections connections 503,\n"
@@ -67,6 +67,10 @@ int cmd_serve(int argc, char** argv) {
   std::string token;
   cmd.add_option("--token", token, "bearer token every request must send (default: $YOKE_SERVE_TOKEN, else none)")
       ->type_name("TOKEN");
+  cmd.add_option("--cors", o.http.cors_origin,
+                 "let browser pages from this origin (http://localhost:8000, or * for any) call the server: CORS "
+                 "headers on every answer, and preflight requests answered without the token")
+      ->type_name("ORIGIN");
   add_value(cmd, "--max-sentences", max_sentences, "N", "sentences per request at most")->capture_default_str();
   add_value(cmd, "--max-sentence-subwords", max_subwords, "N", "subwords per source sentence at most")
       ->capture_default_str();
@@ -111,6 +115,8 @@ int cmd_serve(int argc, char** argv) {
   for (unsigned char c : token)
     if (c <= ' ' || c >= 127) throw InputError("the token (--token or YOKE_SERVE_TOKEN) must be printable ASCII without spaces");
   o.http.bearer_token = token;
+  for (unsigned char c : o.http.cors_origin)  // it goes into a header as it is
+    if (c <= ' ' || c >= 127) throw InputError("--cors must be an origin such as http://localhost:8000, or *");
   o.max_sentences = size_t(max_sentences);
   o.max_sentence_subwords = size_t(max_subwords);
   std::vector<serve::ModelToServe> models;

@@ -166,6 +166,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec) return refuse(400, "malformed HTTP request: " + ec.message());
     const auto& header = parser_->get();
     if (const auto why = framing_problem(header)) return refuse(400, *why);
+    if (!limits().cors_origin.empty() && header.method() == http::verb::options && parser_->is_done()) {
+      // A browser's preflight before a cross-origin POST: what may follow, without credentials.
+      keep_alive_ = header.keep_alive();
+      version_ = header.version();
+      HttpResponse out{204, ""};
+      out.content_type = "text/plain";
+      out.headers = {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                     {"Access-Control-Allow-Headers", "Content-Type, Authorization"},
+                     {"Access-Control-Max-Age", "600"}};
+      return respond(std::move(out));
+    }
     if (!limits().bearer_token.empty()) {
       const auto given = header[http::field::authorization];
       if (!same_secret(std::string(given), "Bearer " + limits().bearer_token))
@@ -264,6 +275,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.result(unsigned(out.status));
     response_.set(http::field::content_type, out.content_type);
     for (const auto& [name, value] : out.headers) response_.set(name, value);
+    if (!limits().cors_origin.empty()) {  // refusals too: a page must be able to read why
+      response_.set(http::field::access_control_allow_origin, limits().cors_origin);
+      response_.set(http::field::vary, "Origin");
+    }
     response_.keep_alive(keep_alive_ && !close_after_ && !state_.stopping);
     response_.body() = std::move(out.body);
     response_.prepare_payload();

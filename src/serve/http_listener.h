@@ -43,6 +43,10 @@ struct RequestLimits {
   std::chrono::milliseconds body_timeout{30000};    // to read the whole body
   std::chrono::milliseconds write_timeout{30000};   // to send an answer
   std::string bearer_token;                         // non-empty: every request must send "Authorization: Bearer TOKEN"
+  // Non-empty: browser pages from this origin ("http://localhost:8000", or "*") may call the server:
+  // every answer carries Access-Control-Allow-Origin, and a CORS preflight (OPTIONS) gets 204
+  // without the token (a preflight carries none).
+  std::string cors_origin;
 };
 
 class HttpListener {

@@ -22,6 +22,7 @@
 #include "serve/metrics.h"
 #include "store/model_ensemble.h"
 #include "util/error.h"
+#include "util/version.h"
 
 namespace yoke::serve {
 namespace {
@@ -131,7 +132,8 @@ class Server {
     HttpListener http(
         options_.host, options_.port, options_.http, [this](const HttpRequest& req) { return answer(req); },
         [this](const std::string& path, int status, double seconds) {
-          const bool known = path == "/translate" || path == "/generate" || path == "/health" || path == "/metrics";
+          const bool known =
+              path == "/" || path == "/translate" || path == "/generate" || path == "/health" || path == "/metrics";
           metrics_.count_request(known ? path : "other", status, seconds);
         });
 
@@ -186,6 +188,10 @@ class Server {
         if (req.method != method)
           throw Refusal{405, req.path + " takes " + method + ", not " + req.method};
       };
+      if (req.path == "/") {
+        only("GET");
+        return index();
+      }
       if (req.path == "/translate") {
         only("POST");
         return translate(req);
@@ -216,6 +222,20 @@ class Server {
     } catch (const std::exception& e) {
       return json_response(500, {{"error", std::string("internal error: ") + e.what()}});
     }
+  }
+
+  // GET /: what this server is and answers, for a person or a page finding its way.
+  HttpResponse index() const {
+    json models = json::array();
+    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
+    return json_response(200, {{"service", "yoke serve"},
+                               {"version", yoke_version()},
+                               {"models", models},
+                               {"endpoints",
+                                {{"POST /translate", "{\"text\": [\"...\"], \"beam\", \"nbest\", \"model\", \"prefix\"}"},
+                                 {"POST /generate", "{\"prompt\": \"...\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\", \"seed\"}"},
+                                 {"GET /health", "status and models"},
+                                 {"GET /metrics", "Prometheus text"}}}});
   }
 
   HttpResponse health() const {

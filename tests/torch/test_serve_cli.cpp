@@ -186,6 +186,55 @@ TEST(ServeCli, EnsemblesAndPrefixesAsTranslateMakesThem) {
   EXPECT_NE(res->body.find("one per text"), std::string::npos) << res->body;
 }
 
+// GET / says what the server answers; --cors lets a page from another origin call it: CORS headers
+// on every answer (refusals too), and a preflight answered 204 without the token it cannot carry.
+TEST(ServeCli, TheIndexPageAndCrossOriginCalls) {
+  const auto model = tiny_translation_model();
+  const auto log = work_dir() / "serve_cors.log";
+  ServerProcess server;
+  server.pid = spawn({YOKE_BINARY, "serve", "--model", "toy=" + model.string(), "--port", "0", "--threads", "1",
+                      "--batch-window-ms", "0", "--token", "s3cret", "--cors", "http://localhost:8000"},
+                     log);
+  const int port = wait_for_port(log, server.pid);
+  ASSERT_GT(port, 0) << slurp(log);
+  auto http = client(port);
+  const httplib::Headers auth = {{"Authorization", "Bearer s3cret"}};
+  auto res = http.Get("/", auth);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto index = json::parse(res->body);
+  EXPECT_EQ(index.at("service"), "yoke serve");
+  EXPECT_TRUE(index.at("endpoints").contains("POST /translate")) << res->body;
+  EXPECT_EQ(index.at("models").at(0).at("name"), "toy");
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "http://localhost:8000");
+  // The preflight: no token, 204, what may follow.
+  res = http.Options("/translate", {{"Origin", "http://localhost:8000"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204) << res->body;
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "http://localhost:8000");
+  EXPECT_NE(res->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  // The call itself still needs the token, and its refusal carries the header a page needs to read it.
+  res = http.Post("/translate", json{{"text", {"x"}}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "http://localhost:8000");
+  res = http.Post("/translate", auth, json{{"text", {"x"}}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "http://localhost:8000");
+  // Without --cors there are no such headers and OPTIONS is refused as any other method would be.
+  const auto plain_log = work_dir() / "serve_no_cors.log";
+  ServerProcess plain;
+  plain.pid = spawn({YOKE_BINARY, "serve", "--model", "toy=" + model.string(), "--port", "0", "--threads", "1"}, plain_log);
+  const int plain_port = wait_for_port(plain_log, plain.pid);
+  ASSERT_GT(plain_port, 0) << slurp(plain_log);
+  auto plain_http = client(plain_port);
+  res = plain_http.Options("/translate");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405) << res->body;
+  EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
+}
+
 TEST(ServeMetrics, LabelValuesAreEscaped) {
   EXPECT_EQ(yoke::serve::label("plain"), "plain");
   EXPECT_EQ(yoke::serve::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
