@@ -88,7 +88,17 @@ Checkpoint read_exported_model(const std::string& path) {
                                  std::to_string(kFormatVersion) + ")");
     }
     c.meta["config"] = nlohmann::json::parse(md.at("config"));
-    if (md.count("vocab")) c.meta["vocab"] = nlohmann::json::parse(md.at("vocab"));
+    // The vocabulary checksums every export carries: without them (or with a malformed record) a
+    // replaced spm.model would go unnoticed, so their absence is a damaged file, not "unchecked".
+    if (!md.count("vocab")) throw std::runtime_error("no \"vocab\" record (the vocabularies' checksums every export carries)");
+    const auto vocab = nlohmann::json::parse(md.at("vocab"));
+    if (!vocab.is_object() || vocab.empty())
+      throw std::runtime_error("the \"vocab\" record is not an object of checksums");
+    for (const auto& [file, crc] : vocab.items())
+      if ((file != "spm.model" && file != "spm.src.model" && file != "spm.tgt.model") || !crc.is_number_unsigned())
+        throw std::runtime_error("the \"vocab\" record has '" + file + "': " + crc.dump() +
+                                 " (expected spm.model, spm.src.model or spm.tgt.model with a CRC-32)");
+    c.meta["vocab"] = vocab;
   } catch (const std::exception& e) {  // JSON text that does not parse, a version that is no number
     throw input_error(path, 0, std::string("corrupt yoke metadata: ") + e.what());
   }

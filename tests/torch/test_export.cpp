@@ -177,6 +177,19 @@ TEST(Safetensors, AConfigThatDoesNotFitTheTensorsIsRefusedBeforeAnythingIsBuilt)
     const std::string error = error_of([&] { load_model(out.string()); });
     EXPECT_NE(error.find(message), std::string::npos) << key << ": " << error;
   }
+  // The vocabulary record: missing or malformed is a damaged file, not a check switched off.
+  for (const auto& [vocab, message] : std::vector<std::pair<std::string, std::string>>{
+           {"", "no \"vocab\" record"},
+           {"[1, 2]", "the \"vocab\" record is not an object of checksums"},
+           {R"({"spm.model": "x"})", "the \"vocab\" record has 'spm.model': \"x\""},
+           {R"({"other.model": 1})", "the \"vocab\" record has 'other.model'"}}) {
+    auto changed = original;
+    if (vocab.empty()) changed.metadata.erase("vocab");
+    else changed.metadata["vocab"] = vocab;
+    save_safetensors(file.string(), changed);
+    const std::string error = error_of([&] { load_model(out.string()); });
+    EXPECT_NE(error.find(file.string() + ": corrupt yoke metadata: " + message), std::string::npos) << error;
+  }
   auto versioned = original;
   versioned.metadata["format_version"] = "abc";
   save_safetensors(file.string(), versioned);
