@@ -22,7 +22,11 @@ int cmd_quantize(int argc, char** argv) {
               "example: yoke quantize --model runs/multi30k-ende --out runs/multi30k-ende-int8");
   std::string dir, out, checkpoint;
   cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
-  cmd.add_option("--out", out, "directory for the int8 model (created)")->type_name("DIR")->required();
+  cmd.add_option("--out", out, "directory for the int8 model (created; written whole or not at all)")
+      ->type_name("DIR")
+      ->required();
+  bool force = false;
+  cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
   cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
       ->type_name("NAME")
       ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
@@ -31,7 +35,8 @@ int cmd_quantize(int argc, char** argv) {
     throw InputError("--out must differ from --model (" + out + ")");
   if (!int8_available())
     std::cerr << "note: this LibTorch has no quantized engine; the int8 model will decode in fp32 here\n";
-  const auto r = quantize_model(dir, out, checkpoint);
+  const auto r = quantize_model(dir, out, checkpoint, force);
+  if (r.replaced) std::cerr << "replaced " << out << " (--force)\n";
   std::cerr << "quantized " << r.int8_weights << " weight matrices (" << r.int8_values << " values) to int8, kept "
             << r.fp32_values << " values fp32; " << r.from << " -> " << r.to << " (+ ";
   for (size_t i = 0; i < r.files.size(); ++i) std::cerr << (i ? ", " : "") << r.files[i];

@@ -5,15 +5,18 @@
 #include "store/int8_model.h"
 #include "store/model_store.h"
 #include "util/error.h"
+#include "util/staged_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace yoke {
 
-QuantizeResult quantize_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name) {
+QuantizeResult quantize_model(const std::string& dir, const std::string& out, const std::string& checkpoint_name,
+                              bool replace) {
   QuantizeResult r;
-  if (fs::exists(fs::path(out) / "checkpoint_best.ykp") || fs::exists(fs::path(out) / "checkpoint_last.ykp"))
-    throw input_error(out, 0, "already holds a model; give another --out");
+  // Written beside --out and renamed into place (util/staged_dir.h): never into a folder that holds
+  // something else, and nothing left behind by an error or a kill.
+  StagedDirectory staged(out, replace, "yoke quantize");
   r.from = pick_checkpoint(dir, checkpoint_name);
   const Checkpoint original = load_checkpoint(r.from);
   if (is_int8_checkpoint(original)) throw input_error(r.from, 0, "is already an int8 model (written by `yoke quantize`)");
@@ -34,10 +37,10 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
     ++r.int8_weights;
   }
 
-  fs::create_directories(out);
-  r.files = copy_model_files(dir, out);
+  r.files = copy_model_files(dir, staged.path());
+  save_checkpoint((fs::path(staged.path()) / "checkpoint_best.ykp").string(), ck);
+  r.replaced = staged.commit();
   r.to = (fs::path(out) / "checkpoint_best.ykp").string();
-  save_checkpoint(r.to, ck);
   return r;
 }
 

@@ -221,5 +221,16 @@ TEST(QuantizeCli, ErrorsNameTheFile) {
   EXPECT_NE(slurp(log).find("already an int8 model"), std::string::npos) << slurp(log);
   EXPECT_NE(slurp(log).find((q / "checkpoint_best.ykp").string()), std::string::npos) << slurp(log);
   EXPECT_EQ(run({YOKE_BINARY, "quantize", "--model", dir.string(), "--out", q.string()}, log), 2);
-  EXPECT_NE(slurp(log).find("already holds a model"), std::string::npos) << slurp(log);
+  EXPECT_NE(slurp(log).find("is not empty (it holds"), std::string::npos) << slurp(log);
+  // Nor is a folder that holds anything else (a data set, say); --force replaces it, saying so.
+  const auto data = work_dir() / "q-over-data";
+  fs::remove_all(data);
+  fs::create_directories(data);
+  std::ofstream(data / "train.src") << "precious\n";
+  EXPECT_EQ(run({YOKE_BINARY, "quantize", "--model", dir.string(), "--out", data.string()}, log), 2);
+  EXPECT_EQ(slurp(data / "train.src"), "precious\n");
+  ASSERT_EQ(run({YOKE_BINARY, "quantize", "--model", dir.string(), "--out", data.string(), "--force"}, log), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("replaced " + data.string() + " (--force)"), std::string::npos) << slurp(log);
+  EXPECT_TRUE(fs::exists(data / "checkpoint_best.ykp"));
+  EXPECT_FALSE(fs::exists(data / "train.src"));
 }
