@@ -8,9 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-pkg}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+# CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: cpack installs the targets built above, without building all
+# (the tests and benchmarks) first.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
 targets=(yoke yoke_spm)
-if cmake --build "$build" --target help | grep -q yoke_python; then  # pybind11 found
+if cmake --build "$build" --target help | grep yoke_python >/dev/null; then  # pybind11 found
   targets+=(yoke_python)
 fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
