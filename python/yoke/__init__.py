@@ -23,6 +23,7 @@ class Model(_Model):
 
     @property
     def config(self):
+        """Every config key of the model, as a dict (what `yoke train --help` lists)."""
         return json.loads(self.config_json)
 
     def translate(self, sentences, beam=5, nbest=0, scores=False, lenpen=1.0, max_len_a=1.2, max_len_b=10):

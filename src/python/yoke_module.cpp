@@ -34,19 +34,19 @@ PYBIND11_MODULE(_yoke, mod) {
   } catch (const py::error_already_set&) {
   }
 
-  py::class_<TextHypothesis>(mod, "Hypothesis")
+  py::class_<TextHypothesis>(mod, "Hypothesis", "One translation: text, score (what the beam ranks by), log_prob.")
       .def_readonly("text", &TextHypothesis::text)
       .def_readonly("score", &TextHypothesis::score)
       .def_readonly("log_prob", &TextHypothesis::log_prob)
       .def("__repr__", [](const TextHypothesis& h) {
         return "Hypothesis(text=" + py::repr(py::str(h.text)).cast<std::string>() + ", score=" + std::to_string(h.score) + ")";
       });
-  py::class_<PairScore>(mod, "PairScore")
+  py::class_<PairScore>(mod, "PairScore", "Model.score's result for one pair: log_prob, score, token_log_probs.")
       .def_readonly("token_log_probs", &PairScore::token_log_probs)
       .def_readonly("log_prob", &PairScore::log_prob)
       .def_readonly("score", &PairScore::score);
 
-  py::class_<Model>(mod, "Model")
+  py::class_<Model>(mod, "Model", "A trained yoke model, loaded once: yoke.load(DIR) makes one.")
       .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("dir"),
            py::arg("checkpoint") = "", py::arg("device") = "cpu")
       .def_property_readonly("task", &Model::task)
@@ -59,14 +59,21 @@ PYBIND11_MODULE(_yoke, mod) {
             return m.translate(lines, {beam, nbest, lenpen, a, b});
           },
           py::arg("sentences"), py::arg("beam") = 5, py::arg("nbest") = 1, py::arg("lenpen") = 1.0,
-          py::arg("max_len_a") = 1.2, py::arg("max_len_b") = 10)
+          py::arg("max_len_a") = 1.2, py::arg("max_len_b") = 10,
+          "Per sentence, up to `nbest` Hypothesis (text, score, log_prob), best first, by beam search as\n"
+          "`yoke translate` does it (beam 1 = greedy; at most max_len_a * source length + max_len_b\n"
+          "subwords). beam in [1, 1024], lenpen in [0, 10], max_len_a and max_len_b >= 0, 1 <= nbest <= beam:\n"
+          "else ValueError. Releases the GIL while decoding. Model.translate is the friendlier front.")
       .def(
           "score",
           [](Model& m, const std::vector<std::string>& src, const std::vector<std::string>& tgt, double lenpen) {
             py::gil_scoped_release free;
             return m.score(src, tgt, lenpen);
           },
-          py::arg("sources"), py::arg("targets"), py::arg("lenpen") = 0.0)
+          py::arg("sources"), py::arg("targets"), py::arg("lenpen") = 0.0,
+          "log p(target | source) of each pair by forced decoding, as `yoke score-pairs`: a PairScore\n"
+          "(log_prob, score = log_prob / (subwords + 1)^lenpen, token_log_probs: one per target subword\n"
+          "then eos). lenpen in [0, 10], else ValueError.")
       .def(
           "generate",
           [](Model& m, const std::string& prompt, int max_tokens, double temperature, int top_k, double top_p,
@@ -75,7 +82,10 @@ PYBIND11_MODULE(_yoke, mod) {
             return m.generate(prompt, {max_tokens, temperature, top_p, top_k, seed});
           },
           py::arg("prompt"), py::arg("max_tokens") = 50, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
-          py::arg("top_p") = 1.0, py::arg("seed") = 1)
+          py::arg("top_p") = 1.0, py::arg("seed") = 1,
+          "A language model's continuation of `prompt` (the prompt included), as `yoke generate`:\n"
+          "temperature 0 is greedy; top_k (0 = all) and top_p in (0, 1] restrict the draw; the same seed\n"
+          "gives the same text. ValueError for a translation model or values out of range.")
       .def("word_matrices_numpy", [](const Model& m) {
         py::dict out;
         for (auto& [role, w] : m.word_matrices()) {
