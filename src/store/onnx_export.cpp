@@ -38,20 +38,6 @@ fs::path executable_dir() {
   return ec ? fs::path() : exe.parent_path();
 }
 
-// A directory under the system's temporary directory, removed with this object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "yoke-onnx-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary directory under " + fs::temp_directory_path().string());
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 }  // namespace
 
 OnnxTools find_onnx_tools() {
@@ -89,8 +75,9 @@ ExportResult export_onnx(const std::string& model_dir, const std::string& out_di
   // Written into a staged sibling and renamed into place: a refusal, a failed exporter or a crash
   // leaves no folder behind, and an existing one is replaced only when asked (util/staged_dir.h).
   StagedDirectory staged(out_dir, replace, "yoke export");
-  TempDir tmp;
-  const auto weights = tmp.path / "safetensors";
+  // The exporter's input, a safetensors copy of the weights, lives in the staged folder too: a kill
+  // leaves it beside --out (removed by the next export there), not in /tmp for good.
+  const auto weights = fs::path(staged.path()) / ".weights";
   ExportResult r = export_model(model_dir, weights.string(), checkpoint_name);
   if (read_json((weights / "config.json").string()).value("task", "translate") == "lm")
     throw input_error(model_dir, 0, "--format onnx: is a language model; the ONNX export covers translation models "
@@ -99,6 +86,7 @@ ExportResult export_onnx(const std::string& model_dir, const std::string& out_di
   if (status != 0)
     throw InputError("--format onnx: " + tools.python + " " + tools.script + " failed (exit status " +
                      std::to_string(status) + "; its message is above)");
+  fs::remove_all(weights);
   r.files.clear();
   for (const auto& entry : fs::directory_iterator(staged.path()))
     if (entry.path().filename() != "decoder.onnx") r.files.push_back(entry.path().filename().string());

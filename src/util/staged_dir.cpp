@@ -1,6 +1,9 @@
 #include "util/staged_dir.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 
@@ -17,6 +20,26 @@ fs::path sibling(const fs::path& out, const std::string& tag) {
   const fs::path name = clean.has_filename() ? clean.filename() : clean.parent_path().filename();
   const fs::path parent = clean.has_filename() ? clean.parent_path() : clean.parent_path().parent_path();
   return parent / ("." + name.string() + "." + tag + "-" + std::to_string(::getpid()));
+}
+
+// What a killed writer left beside `out`: ".NAME.partial-PID" and ".NAME.replaced-PID" folders of
+// processes that are gone. Removed before a new write, so a kill costs disk only until the retry.
+void remove_stale_siblings(const fs::path& out) {
+  const fs::path clean = out.lexically_normal();
+  const fs::path name = clean.has_filename() ? clean.filename() : clean.parent_path().filename();
+  fs::path parent = clean.has_filename() ? clean.parent_path() : clean.parent_path().parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const std::string f = e.path().filename().string();
+    for (const std::string tag : {".partial-", ".replaced-"}) {
+      const std::string prefix = "." + name.string() + tag;
+      if (f.rfind(prefix, 0) != 0) continue;
+      const std::string pid = f.substr(prefix.size());
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (::kill(pid_t(std::stol(pid)), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    }
+  }
 }
 
 }  // namespace
@@ -39,6 +62,7 @@ StagedDirectory::StagedDirectory(const std::string& out, bool replace, const std
     }
   }
   staging_ = sibling(out, "partial").string();
+  remove_stale_siblings(out);
   fs::remove_all(staging_, ec);  // left by an earlier process with the same pid
   fs::create_directories(staging_, ec);
   if (ec) throw input_error(staging_, 0, "cannot create the directory to write into: " + ec.message());

@@ -3,6 +3,7 @@
 // exception) the destructor removes it, so a refusal or a crash midway leaves nothing that a
 // retry would trip over. An existing NAME that is not empty is refused (naming what it holds)
 // unless `replace`: then commit() puts the new folder in its place and removes the old one.
+// Such siblings of writers that were killed (their process gone) are removed when the next one starts.
 #pragma once
 #include <string>
 
