@@ -92,7 +92,9 @@ std::vector<std::string> copy_model_files(const std::string& from, const std::st
                         "pairs.tsv"}) {
     const auto src = fs::path(from) / f;
     if (!fs::exists(src)) continue;
-    fs::copy_file(src, fs::path(to) / f, fs::copy_options::overwrite_existing);
+    std::error_code ec;  // a full disk or a read-only folder: said as such, not as an internal error
+    fs::copy_file(src, fs::path(to) / f, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw RunError("cannot copy " + src.string() + " to " + (fs::path(to) / f).string() + ": " + ec.message());
     copied.push_back(f);
   }
   return copied;

@@ -381,3 +381,20 @@ TEST(ExportCli, ExportImportTranslateGiveTheSameHypothesesAndScores) {
 }
 
 }  // namespace
+
+// A vocabulary that cannot be copied (a full disk, or here a folder in the file's place) is an
+// error naming both paths and the reason, not "internal error: filesystem error".
+TEST(ExportCli, AFileThatCannotBeCopiedIsNamed) {
+  const auto from = model_dir(settings().front());
+  const auto to = work_dir() / "copy-blocked";
+  fs::remove_all(to);
+  fs::create_directories(to / "spm.model");  // a directory where the file would go
+  try {
+    copy_model_files(from.string(), to.string());
+    FAIL() << "no error";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot copy " + (from / "spm.model").string() + " to " +
+                                         (to / "spm.model").string() + ": "),
+              std::string::npos) << e.what();
+  }
+}
