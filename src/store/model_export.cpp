@@ -104,7 +104,15 @@ Checkpoint read_exported_model(const std::string& path) {
   }
   c.meta["exported"] = {{"checkpoint", md.count("checkpoint") ? md.at("checkpoint") : ""},
                         {"update", md.count("update") ? md.at("update") : ""}};
-  for (auto& [name, t] : file.tensors) c.tensors[model_tensor_name(name)] = std::move(t);
+  for (auto& [name, t] : file.tensors) {
+    // What a yoke model holds: floating-point weights, int8 values of a quantized one. A BOOL or
+    // U8 tensor is no weight of ours (and a checkpoint could not even store it): named here.
+    const auto type = t.scalar_type();
+    if (!at::isFloatingType(type) && type != at::kChar && type != at::kLong && type != at::kInt)
+      throw input_error(path, 0, "corrupt yoke metadata: tensor " + name + " has dtype " +
+                                     std::string(c10::toString(type)) + ", which no yoke model holds");
+    c.tensors[model_tensor_name(name)] = std::move(t);
+  }
   return c;
 }
 

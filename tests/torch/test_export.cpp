@@ -190,6 +190,15 @@ TEST(Safetensors, AConfigThatDoesNotFitTheTensorsIsRefusedBeforeAnythingIsBuilt)
     const std::string error = error_of([&] { load_model(out.string()); });
     EXPECT_NE(error.find(file.string() + ": corrupt yoke metadata: " + message), std::string::npos) << error;
   }
+  // A tensor of a type no yoke model holds (BOOL): named, not "internal error: unsupported tensor type".
+  {
+    auto changed = original;
+    auto& first = changed.tensors.begin()->second;
+    first = first.to(at::kBool);
+    save_safetensors(file.string(), changed);
+    const std::string error = error_of([&] { read_exported_model(file.string()); });
+    EXPECT_NE(error.find("has dtype Bool, which no yoke model holds"), std::string::npos) << error;
+  }
   auto versioned = original;
   versioned.metadata["format_version"] = "abc";
   save_safetensors(file.string(), versioned);
