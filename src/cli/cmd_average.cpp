@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/average.h"
+#include "store/model_files.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -15,7 +16,7 @@ int cmd_average(int argc, char** argv) {
   Command cmd("average",
               "Averages the weights of the last N numbered checkpoints (checkpoint_u<update>.ykp) of a model\n"
               "into one checkpoint; translate with it via `yoke translate --checkpoint checkpoint_avg.ykp`.");
-  std::string dir, out = "checkpoint_avg.ykp";
+  std::string dir, out = kCheckpointAveraged;
   int last = 5;
   cmd.add_option("--model", dir, "model directory")->type_name("DIR")->required();
   add_value(cmd, "--last", last, "N", "how many of the newest checkpoints")->capture_default_str();

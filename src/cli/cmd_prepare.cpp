@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "store/model_export.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "text/prepare.h"
 #include "text/vocab_files.h"
@@ -19,7 +21,7 @@ namespace {
 void check_vocab_is_the_models(const std::string& dir) {
   namespace fs = std::filesystem;
   bool has_model = false;
-  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp", "model.safetensors"})
+  for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
     has_model = has_model || fs::exists(fs::path(dir) / f);
   if (!has_model) return;  // a data set: its files are what they are
   const std::string checkpoint = pick_checkpoint(dir, "");

@@ -25,6 +25,7 @@
 #include "lm/perplexity.h"
 #include "report/report.h"
 #include "report/svg_chart.h"
+#include "store/model_files.h"
 #include "text/corpus.h"
 #include "text/data_meta.h"
 #include "store/average.h"
@@ -176,9 +177,9 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
 
   std::string checkpoint;
   if (grid.average_last > 1) {
-    const auto used = average_checkpoints(cfg.save_dir, grid.average_last, "checkpoint_avg.ykp");
+    const auto used = average_checkpoints(cfg.save_dir, grid.average_last, kCheckpointAveraged);
     log << "  averaged the last " << used.size() << " checkpoints" << std::endl;
-    checkpoint = "checkpoint_avg.ykp";
+    checkpoint = kCheckpointAveraged;
   }
   fill_vocab_sizes(cfg);
   // Loaded once: counted, then used by the tests and the analysis (each used to load it anew).
@@ -403,7 +404,7 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
       Config cfg = Config::from_json(result.at("config"));
       cfg.save_dir = (dir / "model").string();
       const std::string checkpoint = result.value("checkpoint", "best") == "best" ? "" : result["checkpoint"].get<std::string>();
-      const fs::path file = fs::path(cfg.save_dir) / (checkpoint.empty() ? "checkpoint_best.ykp" : checkpoint);
+      const fs::path file = fs::path(cfg.save_dir) / (checkpoint.empty() ? kCheckpointBest : checkpoint);
       if (!fs::exists(file)) {
         log << "  " << dir.string() << ": no per-line NLL, and its model " << file.string()
             << " is gone: its perplexity comparisons count the seeds only" << std::endl;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "store/checkpoint.h"
+#include "store/model_files.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
 
@@ -19,7 +20,7 @@ std::vector<std::string> average_checkpoints(const std::string& dir, int n, cons
   // The trainer's own files: checkpoint_last must hold its state, checkpoint_best the recorded
   // best update, and numbered ones the update in their name.
   const std::string name = out.filename().string();
-  if (name == "checkpoint_last.ykp" || name == "checkpoint_best.ykp" || numbered_checkpoint_update(name))
+  if (name == kCheckpointLast || name == kCheckpointBest || numbered_checkpoint_update(name))
     throw input_error(out.string(), 0, "is a name `yoke train` writes (checkpoint_last, checkpoint_best, "
                                        "checkpoint_u<update>): choose another output name, such as checkpoint_avg.ykp");
   // A directory a trainer works in (it has the trainer's lock file) is written only while no

@@ -6,6 +6,7 @@
 
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "store/safetensors.h"
 #include "util/staged_dir.h"
@@ -128,10 +129,10 @@ ExportResult import_model(const std::string& exported, const std::string& out, b
   for (const auto& [name, t] : c.tensors) r.values += t.numel();
   r.tensors = c.tensors.size();
   r.files = copy_model_files(from_dir, staged.path());
-  save_checkpoint((fs::path(staged.path()) / "checkpoint_best.ykp").string(), c);
+  save_checkpoint((fs::path(staged.path()) / kCheckpointBest).string(), c);
   load_model(staged.path());  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
   r.replaced = staged.commit();
-  r.to = (fs::path(out) / "checkpoint_best.ykp").string();
+  r.to = (fs::path(out) / kCheckpointBest).string();
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
 #include "store/model_export.h"
+#include "store/model_files.h"
 #include "text/data_meta.h"
 #include "text/vocab_files.h"
 #include "util/error.h"
@@ -63,7 +64,7 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name) {
     if (!fs::exists(p)) throw input_error(p, 0, "checkpoint not found");
     return p;
   }
-  for (const char* f : {"checkpoint_best.ykp", "checkpoint_last.ykp", kExportedWeights})
+  for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
     if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
   throw input_error(dir, 0, "no checkpoint_best.ykp, checkpoint_last.ykp or " + std::string(kExportedWeights) +
                                 " here: has `yoke train` run with save_dir = " + dir + "?");
@@ -88,8 +89,9 @@ static std::string vocab_path(const std::string& dir, const char* side) {
 }
 std::vector<std::string> copy_model_files(const std::string& from, const std::string& to) {
   std::vector<std::string> copied;
-  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab",
-                        "pairs.tsv"}) {
+  std::vector<const char*> files(kVocabularyFiles.begin(), kVocabularyFiles.end());
+  files.push_back(kPairsFile);
+  for (const char* f : files) {
     const auto src = fs::path(from) / f;
     if (!fs::exists(src)) continue;
     std::error_code ec;  // a full disk or a read-only folder: said as such, not as an internal error
@@ -167,7 +169,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   check_size(m.tgt_vocab, m.config.tgt_vocab_size, target_vocab_path(dir), "tgt_vocab_size");
   if (m.config.task != Task::lm) check_size(m.src_vocab, m.config.src_vocab_size, source_vocab_path(dir), "src_vocab_size");
   // Training copies the pair file into the model directory: the model needs nothing else.
-  if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / "pairs.tsv").string();
+  if (m.config.tie == Tie::shared_private) m.config.pairs = (fs::path(dir) / kPairsFile).string();
   const bool int8 = m.int8 = is_int8_checkpoint(ckpt);
   Int8Weights int8_weights;
   if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "store/int8_model.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "util/error.h"
 #include "util/staged_dir.h"
@@ -38,9 +39,9 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
   }
 
   r.files = copy_model_files(dir, staged.path());
-  save_checkpoint((fs::path(staged.path()) / "checkpoint_best.ykp").string(), ck);
+  save_checkpoint((fs::path(staged.path()) / kCheckpointBest).string(), ck);
   r.replaced = staged.commit();
-  r.to = (fs::path(out) / "checkpoint_best.ykp").string();
+  r.to = (fs::path(out) / kCheckpointBest).string();
   return r;
 }
 

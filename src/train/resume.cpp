@@ -10,6 +10,7 @@
 #include "model/transformer.h"
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "text/vocab_files.h"
 #include "train/flat_adam.h"
@@ -23,7 +24,7 @@ namespace yoke {
 
 void check_resume(const Config& cfg, const nlohmann::json& data_vocab, const nlohmann::json& train_checksums,
                   std::ostream& log) {
-  const fs::path dir(cfg.save_dir), path = dir / "checkpoint_last.ykp";
+  const fs::path dir(cfg.save_dir), path = dir / kCheckpointLast;
   if (!fs::exists(path)) return;
   const std::string ckpt = path.string();
   const CheckpointHeader header = read_checkpoint_header(ckpt);
@@ -90,7 +91,7 @@ void check_resume(const Config& cfg, const nlohmann::json& data_vocab, const nlo
   }
 
   if (cfg.tie == Tie::shared_private) {
-    const auto copy = dir / "pairs.tsv";
+    const auto copy = dir / kPairsFile;
     if (fs::exists(copy) && fs::exists(cfg.pairs) && !fs::equivalent(cfg.pairs, copy) &&
         file_crc32(cfg.pairs) != file_crc32(copy.string()))
       throw input_error(cfg.pairs, 0, "differs from " + copy.string() + ", the pair file the model in " + ckpt +
@@ -125,7 +126,7 @@ at::Tensor without_key_bias_moments(const Checkpoint& c, const Transformer& mode
 }  // namespace
 
 std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model, FlatAdam& opt, std::ostream& log) {
-  const auto path = fs::path(cfg.save_dir) / "checkpoint_last.ykp";
+  const auto path = fs::path(cfg.save_dir) / kCheckpointLast;
   if (!fs::exists(path)) return std::nullopt;
   auto c = load_checkpoint(path.string());
   load_module_state(model, model_weights(c), path.string());
@@ -161,7 +162,7 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
 
 void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
   if (st.best_update < 0) return;  // not recorded (an older checkpoint), or no validation yet
-  const fs::path dir(cfg.save_dir), best = dir / "checkpoint_best.ykp";
+  const fs::path dir(cfg.save_dir), best = dir / kCheckpointBest;
   int64_t held = -1;
   std::string damage;
   if (fs::exists(best)) {
@@ -175,7 +176,7 @@ void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
   if (held == st.best_update) return;
   // The weights of the best update: checkpoint_last's when it is that update (the kill came
   // between the two writes), else its numbered checkpoint while keep_last still keeps it.
-  const fs::path last = dir / "checkpoint_last.ykp", numbered = dir / numbered_checkpoint_name(st.best_update);
+  const fs::path last = dir / kCheckpointLast, numbered = dir / numbered_checkpoint_name(st.best_update);
   const fs::path from = st.update == st.best_update ? last : numbered;
   const std::string was = !damage.empty() ? "was unreadable (" + damage + ")"
                           : held < 0      ? "was missing"
@@ -232,7 +233,7 @@ std::optional<InitSource> check_init_from(const Config& cfg, const nlohmann::jso
                                          "the model: " + describe_changes(model_changes) +
                                          "; set them as the model has them (its config.json or `yoke train --help`)");
   if (cfg.tie == Tie::shared_private) {
-    const auto copy = model_dir / "pairs.tsv";
+    const auto copy = model_dir / kPairsFile;
     if (!fs::exists(cfg.pairs) || !fs::exists(copy) || file_crc32(cfg.pairs) != file_crc32(copy.string()))
       throw input_error(cfg.pairs, 0, "differs from " + copy.string() + ", the pair file of the model init_from "
                                       "starts from: its shared-private rows are laid out by those pairs; set pairs = " +

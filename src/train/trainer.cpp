@@ -11,6 +11,7 @@
 #include "batch/batching.h"
 #include "batch/lm_batch.h"
 #include "store/checkpoint.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
@@ -135,7 +136,7 @@ void Trainer::load_data() {
   // the other layout (joint or separate) go, so that no stale file is picked up instead.
   if (!writer()) return;
   fs::create_directories(cfg_.save_dir);
-  for (const char* f : {"spm.model", "spm.vocab", "spm.src.model", "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"}) {
+  for (const char* f : kVocabularyFiles) {
     const auto to = fs::path(cfg_.save_dir) / f;
     if (fs::exists(dir / f)) copy_file_atomically((dir / f).string(), to.string());
     else if (fs::exists(to)) fs::remove(to);
@@ -144,7 +145,7 @@ void Trainer::load_data() {
 
 void Trainer::check_finite() const {
   if (at::isfinite(opt_->params()).all().item<bool>()) return;
-  const auto last = fs::path(cfg_.save_dir) / "checkpoint_last.ykp";
+  const auto last = fs::path(cfg_.save_dir) / kCheckpointLast;
   throw RunError("update " + std::to_string(st_.update) + ": the weights are no longer finite (NaN or infinite): " +
                  "training diverged (lr = " + c10::str(cfg_.lr) + ", clip_norm = " + c10::str(cfg_.clip_norm) + "). " +
                  (fs::exists(last) ? last.string() + " keeps the last finite weights; resume from it with a lower lr "
@@ -162,8 +163,8 @@ bool Trainer::validate_and_save() {
   report_->valid(st_, v.loss, v.nll, v.bleu, better);
   save("valid");
   if (better && writer())
-    copy_file_atomically((fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string(),
-                         (fs::path(cfg_.save_dir) / "checkpoint_best.ykp").string());
+    copy_file_atomically((fs::path(cfg_.save_dir) / kCheckpointLast).string(),
+                         (fs::path(cfg_.save_dir) / kCheckpointBest).string());
   return schedule_.out_of_patience(st_);
 }
 
@@ -186,7 +187,7 @@ void Trainer::save(const std::string& reason) {
   }
   c.tensors["optimizer.exp_avg"] = opt_->exp_avg();
   c.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
-  save_checkpoint((dir / "checkpoint_last.ykp").string(), c);
+  save_checkpoint((dir / kCheckpointLast).string(), c);
 }
 
 TrainResult Trainer::run() {
@@ -206,12 +207,12 @@ TrainResult Trainer::run() {
     vocab_checksums_ = vocab_checksums(cfg_.data);
     train_checksums_ = training_files_checksums(cfg_.data);
     check_resume(cfg_, vocab_checksums_, train_checksums_, log_);
-    if (!fs::exists(fs::path(cfg_.save_dir) / "checkpoint_last.ykp")) init_source = check_init_from(cfg_, vocab_checksums_);
+    if (!fs::exists(fs::path(cfg_.save_dir) / kCheckpointLast)) init_source = check_init_from(cfg_, vocab_checksums_);
   }
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));
   if (cfg_.tie == Tie::shared_private && writer()) {
-    const auto copy = fs::path(cfg_.save_dir) / "pairs.tsv";
+    const auto copy = fs::path(cfg_.save_dir) / kPairsFile;
     if (!fs::exists(cfg_.pairs)) throw input_error(cfg_.pairs, 0, "pair file not found (make it with `yoke pair`)");
     if (!fs::exists(copy) || !fs::equivalent(cfg_.pairs, copy)) copy_file_atomically(cfg_.pairs, copy.string());
   }
@@ -267,7 +268,7 @@ TrainResult Trainer::run() {
   report_->end_progress();
   if (stop == "interrupted") {
     save("interrupt");
-    log_ << "interrupted: saved " << (fs::path(cfg_.save_dir) / "checkpoint_last.ykp").string()
+    log_ << "interrupted: saved " << (fs::path(cfg_.save_dir) / kCheckpointLast).string()
          << "; run the same command again to resume" << std::endl;
   }
   return report_->end(st_, stop);
