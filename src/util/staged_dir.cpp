@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include <filesystem>
+#include <utility>
 
 #include "util/error.h"
 
@@ -15,25 +16,27 @@ namespace yoke {
 
 namespace {
 
-fs::path sibling(const fs::path& out, const std::string& tag) {
+// `out`'s folder and name, with or without a trailing slash.
+std::pair<fs::path, std::string> parent_and_name(const fs::path& out) {
   const fs::path clean = out.lexically_normal();
-  const fs::path name = clean.has_filename() ? clean.filename() : clean.parent_path().filename();
-  const fs::path parent = clean.has_filename() ? clean.parent_path() : clean.parent_path().parent_path();
-  return parent / ("." + name.string() + "." + tag + "-" + std::to_string(::getpid()));
+  if (clean.has_filename()) return {clean.parent_path(), clean.filename().string()};
+  return {clean.parent_path().parent_path(), clean.parent_path().filename().string()};
+}
+
+fs::path sibling(const fs::path& out, const std::string& tag) {
+  const auto [parent, name] = parent_and_name(out);
+  return parent / ("." + name + "." + tag + "-" + std::to_string(::getpid()));
 }
 
 // What a killed writer left beside `out`: ".NAME.partial-PID" and ".NAME.replaced-PID" folders of
 // processes that are gone. Removed before a new write, so a kill costs disk only until the retry.
 void remove_stale_siblings(const fs::path& out) {
-  const fs::path clean = out.lexically_normal();
-  const fs::path name = clean.has_filename() ? clean.filename() : clean.parent_path().filename();
-  fs::path parent = clean.has_filename() ? clean.parent_path() : clean.parent_path().parent_path();
-  if (parent.empty()) parent = ".";
+  const auto [parent, name] = parent_and_name(out);
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(parent, ec)) {
+  for (const auto& e : fs::directory_iterator(parent.empty() ? fs::path(".") : parent, ec)) {
     const std::string f = e.path().filename().string();
     for (const std::string tag : {".partial-", ".replaced-"}) {
-      const std::string prefix = "." + name.string() + tag;
+      const std::string prefix = "." + name + tag;
       if (f.rfind(prefix, 0) != 0) continue;
       const std::string pid = f.substr(prefix.size());
       if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
