@@ -4,8 +4,6 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "store/model_export.h"
-#include "store/model_files.h"
 #include "store/model_store.h"
 #include "text/prepare.h"
 #include "text/vocab_files.h"
@@ -20,16 +18,13 @@ namespace {
 // the model does not mean.
 void check_vocab_is_the_models(const std::string& dir) {
   namespace fs = std::filesystem;
-  bool has_model = false;
-  for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
-    has_model = has_model || fs::exists(fs::path(dir) / f);
-  if (!has_model) return;  // a data set: its files are what they are
-  const std::string checkpoint = pick_checkpoint(dir, "");
-  const nlohmann::json meta = read_model_meta(checkpoint);
+  const auto checkpoint = find_checkpoint(dir);
+  if (!checkpoint) return;  // a data set: its files are what they are
+  const nlohmann::json meta = read_model_meta(*checkpoint);
   if (!meta.contains("vocab") || !meta.at("vocab").is_object()) return;  // older checkpoints record none
   if (const auto d = vocab_difference(meta.at("vocab"), vocab_checksums(dir)))
     throw input_error((fs::path(dir) / d->file).string(), 0,
-                      "--vocab-from: is not the vocabulary " + checkpoint + " was trained with (" + d->detail + ")");
+                      "--vocab-from: is not the vocabulary " + *checkpoint + " was trained with (" + d->detail + ")");
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& v
   return std::make_shared<Transformer>(ModelSpec::from_config(cfg), spec);
 }
 
+std::optional<std::string> find_checkpoint(const std::string& dir) {
+  for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
+    if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
+  return std::nullopt;
+}
+
 std::string pick_checkpoint(const std::string& dir, const std::string& name) {
   if (!fs::is_directory(dir)) throw input_error(dir, 0, "model directory not found");
   if (!name.empty()) {
@@ -64,8 +70,7 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name) {
     if (!fs::exists(p)) throw input_error(p, 0, "checkpoint not found");
     return p;
   }
-  for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
-    if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
+  if (auto found = find_checkpoint(dir)) return *found;
   throw input_error(dir, 0, "no checkpoint_best.ykp, checkpoint_last.ykp or " + std::string(kExportedWeights) +
                                 " here: has `yoke train` run with save_dir = " + dir + "?");
 }

@@ -1,6 +1,7 @@
 // A trained model on disk: a directory with checkpoints (config inside) and the vocabularies.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& v
 // The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last,
 // else an exported model.safetensors (store/model_export.h).
 std::string pick_checkpoint(const std::string& dir, const std::string& name);
+// The same choice without a name: nothing when `dir` holds no model (a data set, say).
+std::optional<std::string> find_checkpoint(const std::string& dir);
 
 // A model file as a checkpoint: yoke's .ykp (store/checkpoint.h) or an exported .safetensors.
 Checkpoint read_model_file(const std::string& path);
