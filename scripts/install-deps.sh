@@ -22,10 +22,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
 fi
-# ONNX Runtime for node (js/, the ONNX tests): ~110 MB from npm, a few seconds; only where npm is
-# (the tests skip with a message without it). --onnxruntime-node-install=skip: no CUDA binaries.
+# ONNX Runtime for node and transformers.js (js/: the ONNX and Hugging Face export tests): ~140 MB
+# from npm, some seconds; only where npm is (the tests skip with a message without it).
+# --onnxruntime-node-install=skip: no CUDA binaries.
 js_dir="$(cd "$(dirname "$0")/../js" && pwd)"
-if command -v npm >/dev/null && [ ! -d "$js_dir/node_modules/onnxruntime-node" ]; then
+if command -v npm >/dev/null && { [ ! -d "$js_dir/node_modules/onnxruntime-node" ] ||
+                                  [ ! -d "$js_dir/node_modules/@huggingface/transformers" ]; }; then
   (cd "$js_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error \
-     --onnxruntime-node-install=skip >/dev/null) || echo "yoke: npm ci in js/ failed: the ONNX Runtime tests will skip" >&2
+     --onnxruntime-node-install=skip >/dev/null) || echo "yoke: npm ci in js/ failed: the ONNX Runtime and transformers.js tests will skip" >&2
 fi

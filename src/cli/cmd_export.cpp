@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/model_export.h"
+#include "store/hf_export.h"
 #include "store/onnx_export.h"
 
 namespace fs = std::filesystem;
@@ -31,9 +32,15 @@ int cmd_export(int argc, char** argv) {
               "refused: export the fp32 model they were made from.\n"
               "--format onnx writes encoder.onnx and decoder.onnx (one step with its cache), onnx.json (the\n"
               "decoding settings) and the vocabularies, for ONNX Runtime (js/, web/); it runs\n"
-              "python/yoke_onnx.py with Debian's python3-torch, python3-onnx and python3-sentencepiece.\n\n"
+              "python/yoke_onnx.py with Debian's python3-torch, python3-onnx and python3-sentencepiece.\n"
+              "--format hf writes a Hugging Face model directory (Marian for norm = post, Blenderbot for\n"
+              "norm = pre): config.json, model.safetensors, tokenizer.json and the ONNX graphs transformers.js\n"
+              "loads (pipeline('translation', DIR)); it runs python/yoke_hf.py with the same packages. It\n"
+              "needs one vocabulary for both sides, and with norm = pre one input embedding (tie = all or\n"
+              "src-tgt); what no architecture expresses is refused, naming the setting.\n\n"
               "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende\n"
-              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-onnx --format onnx");
+              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-onnx --format onnx\n"
+              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-hf --format hf");
   std::string dir, out, checkpoint, format = "safetensors";
   bool force = false;
   cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
@@ -41,15 +48,18 @@ int cmd_export(int argc, char** argv) {
       ->type_name("DIR")
       ->required();
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
-  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx"}))
+  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx", "hf"}))
       ->capture_default_str();
   cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
       ->type_name("NAME")
       ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
   if (!cmd.read(argc, argv)) return 0;
   if (format == "onnx") {
-    const OnnxTools tools = find_onnx_tools();  // before any work: a missing package is named at once
-    report("exported", export_onnx(dir, out, checkpoint, tools, force));
+    const PythonExporter exporter = find_onnx_exporter();  // before any work: a missing package is named at once
+    report("exported", export_onnx(dir, out, checkpoint, exporter, force));
+  } else if (format == "hf") {
+    const PythonExporter exporter = find_hf_exporter();
+    report("exported", export_hf(dir, out, checkpoint, exporter, force));
   } else {
     report("exported", export_model(dir, out, checkpoint, force));
   }

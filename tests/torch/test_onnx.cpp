@@ -22,6 +22,7 @@
 #include "text/vocab.h"
 #include "util/subprocess.h"
 #include "margin.h"
+#include "multi30k_small.h"
 
 namespace fs = std::filesystem;
 using namespace yoke;
@@ -109,47 +110,13 @@ TEST(OnnxExport, EveryTranslationSettingGivesYokesLogitsAndSearchesInOnnxRuntime
   }
 }
 
-// The first `n` lines of a Multi30k file into `out`.
-void head_of(const fs::path& from, size_t n, const fs::path& out) {
-  const auto lines = read_lines(from.string());
-  std::ofstream f(out);
-  for (size_t i = 0; i < n && i < lines.size(); ++i) f << lines[i] << "\n";
-}
-
-// A small en-de model trained on 3000 Multi30k pairs: translations with some structure, so that
-// the searches meet real near-ties and varied lengths rather than one repeated token.
+// The small Multi30k model of multi30k_small.h: translations with some structure, so that the
+// searches meet real near-ties and varied lengths rather than one repeated token.
 TEST(OnnxCli, Multi30kGreedyAndBeam4TranslationsAreYokesAndSentencePieceInJsEncodesAsSentencePiece) {
   SKIP_WITHOUT_ONNX_TOOLS();
-  const fs::path m30k = fs::path(YOKE_SHARED_DIR) / "data/multi30k";
-  if (!fs::exists(m30k / "train.en.gz")) GTEST_SKIP() << m30k << " is absent: the Multi30k ONNX check is skipped";
-  const auto corpus = work_dir() / "m30k";
-  fs::create_directories(corpus);
-  head_of(m30k / "train.en.gz", 3000, corpus / "train.en");
-  head_of(m30k / "train.de.gz", 3000, corpus / "train.de");
-  head_of(m30k / "val.en.gz", 100, corpus / "valid.en");
-  head_of(m30k / "val.de.gz", 100, corpus / "valid.de");
-  head_of(m30k / "test_2016_flickr.en.gz", 100, corpus / "test.en");
-  head_of(m30k / "test_2016_flickr.de.gz", 100, corpus / "test.de");
-  PrepareOptions p;
-  p.train_src = (corpus / "train.en").string();
-  p.train_tgt = (corpus / "train.de").string();
-  p.valid_src = (corpus / "valid.en").string();
-  p.valid_tgt = (corpus / "valid.de").string();
-  p.tests = {{(corpus / "test.en").string(), (corpus / "test.de").string()}};
-  p.test_names = {"flickr"};
-  p.out_dir = (work_dir() / "m30k-data").string();
-  p.vocab_size = 1000;
-  p.threads = 1;
-  std::ostringstream prepare_log;
-  prepare_data(p, prepare_log);
-
-  const auto model = train_into("m30k-model", [&](const fs::path& dir) {
-    return std::vector<std::string>{YOKE_BINARY, "train", "--data", p.out_dir, "--save_dir", dir.string(),
-                                    "--d_model", "32", "--heads", "2", "--ffn_dim", "64", "--encoder_layers", "1",
-                                    "--decoder_layers", "1", "--max_tokens", "1000", "--max_updates", "300",
-                                    "--valid_interval", "300", "--valid_bleu", "false", "--threads", "1",
-                                    "--warmup", "30", "--lr", "0.005", "--log_interval", "100", "--seed", "1"};
-  });
+  const auto m30k = multi30k_small_model("m30k");
+  if (m30k.model.empty()) GTEST_SKIP() << YOKE_SHARED_DIR << "/data/multi30k is absent: the Multi30k ONNX check is skipped";
+  const fs::path model = m30k.model;
   const auto onnx = work_dir() / "m30k-onnx", log = work_dir() / "m30k-onnx.log";
   fs::remove_all(onnx);
   ASSERT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", onnx.string(), "--format", "onnx"}, log), 0)
@@ -165,9 +132,9 @@ TEST(OnnxCli, Multi30kGreedyAndBeam4TranslationsAreYokesAndSentencePieceInJsEnco
   EXPECT_NE(slurp(log).find("python3-torch python3-onnx python3-sentencepiece"), std::string::npos) << slurp(log);
   EXPECT_FALSE(fs::exists(work_dir() / "m30k-x"));
 
-  const std::string input = (fs::path(p.out_dir) / "test.flickr.src.txt").string();
+  const std::string input = m30k.test_source().string();
   // SentencePiece in JS against SentencePiece itself.
-  const auto vocab = Vocab::load((fs::path(p.out_dir) / "spm.model").string());
+  const auto vocab = Vocab::load((m30k.data / "spm.model").string());
   const auto js_ids = lines_of(output_of({find_on_path("node"), (kJsDir / "translate.js").string(), onnx.string(),
                                           "--encode", "--input", input}));
   const auto sentences = read_lines(input);

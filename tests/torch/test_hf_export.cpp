@@ -1,0 +1,224 @@
+// `yoke export --format hf` in transformers.js (npm's @huggingface/transformers, js/hf_pipeline.js):
+// which settings become which architecture and which are refused by name; on small random models
+// of every setting it accepts, the logits of a batch within 1e-4 of yoke's through the exported
+// graphs; on a small model trained on Multi30k, pipeline('translation', DIR)'s greedy translations
+// of 100 test sentences are `yoke translate --beam 1`'s and its tokenizer's ids are SentencePiece's.
+// Skipped, saying why, without node and js/node_modules/@huggingface/transformers (cd js && npm ci),
+// without python3-onnx, and (the Multi30k test) without ../shared/data.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "cli_helpers.h"
+#include "config/config.h"
+#include "export_models.h"
+#include "margin.h"
+#include "multi30k_small.h"
+#include "store/hf_export.h"
+#include "store/model_export.h"
+#include "store/model_store.h"
+#include "store/safetensors.h"
+#include "text/vocab.h"
+#include "util/error.h"
+#include "util/json_file.h"
+#include "util/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace yoke;
+using namespace yoke::test;
+
+namespace {
+
+const fs::path kJsDir = fs::path(YOKE_SOURCE_DIR) / "js";
+
+// Why transformers.js cannot be checked here, or "" when it can.
+std::string missing_tools() {
+  const std::string py = std::string(YOKE_PYTHON) + " -c 'import torch, onnx, sentencepiece' >/dev/null 2>&1";
+  if (std::system(py.c_str()) != 0)
+    return std::string(YOKE_PYTHON) + " cannot import torch, onnx and sentencepiece (Debian: apt-get install " +
+           "python3-torch python3-onnx python3-sentencepiece)";
+  if (find_on_path("node").empty()) return "no node on PATH (Debian: apt-get install nodejs)";
+  if (!fs::exists(kJsDir / "node_modules/@huggingface/transformers"))
+    return "no @huggingface/transformers in js/node_modules (cd js && npm ci)";
+  return "";
+}
+
+#define SKIP_WITHOUT_TRANSFORMERS_JS()                                                 \
+  if (const auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why << ": transformers.js not checked"
+
+std::vector<std::string> hf_pipeline(const fs::path& dir, const std::string& command) {
+  return {find_on_path("node"), (kJsDir / "hf_pipeline.js").string(), dir.string(), command};
+}
+
+// The message hf_architecture refuses `c` with, or "" when it accepts it.
+std::string refusal(const Config& c, bool joint = true) {
+  try {
+    hf_architecture(c, joint);
+    return "";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST(HfExport, TheArchitectureFollowsTheNormAndWhatNoneExpressesIsRefusedByName) {
+  Config c;
+  c.norm = Norm::post;
+  for (Tie t : {Tie::none, Tie::decoder, Tie::all, Tie::src_tgt}) {
+    c.tie = t;
+    EXPECT_EQ(hf_architecture(c, true), "marian") << name_of(t);
+  }
+  c.norm = Norm::pre;
+  for (Tie t : {Tie::all, Tie::src_tgt}) {
+    c.tie = t;
+    EXPECT_EQ(hf_architecture(c, true), "blenderbot") << name_of(t);
+  }
+  c.tie = Tie::decoder;
+  EXPECT_NE(refusal(c).find("tie = decoder with norm = pre"), std::string::npos) << refusal(c);
+  c.tie = Tie::none;
+  EXPECT_NE(refusal(c).find("tie = none with norm = pre"), std::string::npos) << refusal(c);
+  c.tie = Tie::all;
+  EXPECT_NE(refusal(c, false).find("separate source and target vocabularies"), std::string::npos);
+  c.tie = Tie::shared_private;
+  EXPECT_NE(refusal(c, false).find("tie = shared-private"), std::string::npos) << refusal(c, false);
+  c.tie = Tie::all;
+  c.arch = Arch::dynamicconv;
+  EXPECT_NE(refusal(c).find("arch = dynamicconv"), std::string::npos) << refusal(c);
+  c.arch = Arch::transformer;
+  c.task = Task::lm;
+  EXPECT_NE(refusal(c).find("task = lm"), std::string::npos) << refusal(c);
+}
+
+// Every setting of export_models.h that an architecture expresses, and post-norm twins of the
+// others: written by python/yoke_hf.py (one process for all, the architecture hf_architecture
+// chooses; the command itself runs in the tests below), run by transformers.js's
+// AutoModelForSeq2SeqLM (one encoder and one decoder call with an empty cache: the causal mask
+// over a whole prefix; the Multi30k test runs the cached steps).
+TEST(HfExport, EveryExpressibleSettingGivesYokesLogitsInTransformersJs) {
+  SKIP_WITHOUT_TRANSFORMERS_JS();
+  std::vector<Setting> cases;
+  for (const auto& s : settings()) {
+    Config c;
+    s.set(c);
+    if (refusal(c).empty()) cases.push_back(s);
+  }
+  auto post = [](const std::string& name, std::function<void(Config&)> set) {
+    return Setting{name, [set](Config& c) { set(c), c.norm = Norm::post; }};
+  };
+  cases.push_back(post("post-none-dot", [](Config& c) { c.tie = Tie::none; }));
+  cases.push_back(post("post-decoder-l2", [](Config& c) { c.tie = Tie::decoder, c.output = Estimator::l2; }));
+  cases.push_back(post("post-srctgt-distance-learned",
+                       [](Config& c) { c.tie = Tie::src_tgt, c.output = Estimator::distance, c.positions = Positions::learned; }));
+  cases.push_back(post("post-all-cosine-factored",
+                       [](Config& c) { c.tie = Tie::all, c.output = Estimator::cosine, c.factored_rank = 6; }));
+  ASSERT_GE(cases.size(), 8u);
+  std::string export_cmd = std::string(YOKE_PYTHON) + " " + YOKE_SOURCE_DIR + "/python/yoke_hf.py";
+  std::map<std::string, at::Tensor> expected;
+  for (const auto& s : cases) {
+    const auto dir = model_dir(s), st = work_dir() / ("hf-st-" + s.name), out = work_dir() / ("hf-" + s.name);
+    fs::remove_all(st);
+    fs::remove_all(out);
+    export_model(dir.string(), st.string());
+    auto m = load_model(st.string());
+    auto [src, tgt] = parity_batch(m.config.tgt_vocab_size, 5);
+    at::NoGradGuard no_grad;
+    auto enc = m.model->encode(src);
+    expected[s.name] = m.model->logits(m.model->decode(tgt, &enc));
+    SafeTensors in;
+    in.tensors = {{"src", src}, {"tgt_in", tgt}};
+    save_safetensors((work_dir() / ("hf-" + s.name + "-in.safetensors")).string(), in);
+    export_cmd += " " + hf_architecture(m.config, true) + " '" + st.string() + "' '" + out.string() + "'";
+  }
+  const auto log = work_dir() / "hf-export.log";
+  ASSERT_EQ(std::system((export_cmd + " 2>'" + log.string() + "'").c_str()), 0) << slurp(log);
+  size_t tied = 0;
+  for (const auto& s : cases) {
+    const auto out = work_dir() / ("hf-" + s.name);
+    const auto config = read_json((out / "config.json").string());
+    Config c;
+    s.set(c);
+    EXPECT_EQ(config.at("model_type"), c.norm == Norm::post ? "marian" : "blenderbot") << s.name;
+    for (const char* f : {"model.safetensors", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                          "onnx/encoder_model.onnx", "onnx/decoder_model_merged.onnx"})
+      EXPECT_TRUE(fs::exists(out / f)) << s.name << ": " << f;
+    // lm_head is the decoder's input embedding exactly when the estimator's output rows are the rows
+    // its inputs read: dot (and l2, whose inputs are normalized too) on a matrix the decoder's input
+    // and the output share.
+    const bool same_matrix = c.tie == Tie::all || c.tie == Tie::decoder,
+               same_rows = c.output == Estimator::dot || c.output == Estimator::l2;
+    EXPECT_EQ(config.at("tie_word_embeddings").get<bool>(), same_matrix && same_rows) << s.name;
+    tied += config.at("tie_word_embeddings").get<bool>();
+
+    auto args = hf_pipeline(out, "logits");
+    args.push_back((work_dir() / ("hf-" + s.name + "-in.safetensors")).string());
+    args.push_back((work_dir() / ("hf-" + s.name + "-out.safetensors")).string());
+    ASSERT_EQ(run(args, log), 0) << s.name << "\n" << slurp(log);
+    const auto got = load_safetensors(args.back()).tensors.at("logits");
+    const auto& want = expected.at(s.name);
+    ASSERT_EQ(got.sizes(), want.sizes()) << s.name;
+    // fp32 on both sides in other operation orders (the estimator folded into lm_head, k|v split,
+    // ORT's kernels): the same bound as the ONNX export's (test_onnx.cpp).
+    YOKE_EXPECT_AT_MOST((got - want).abs().max().item<double>(), 1e-4) << s.name;
+  }
+  EXPECT_GE(tied, 2u) << "no setting checked the tied declaration";
+}
+
+// What no architecture expresses is refused before anything is written, naming the setting: the
+// default training config (norm = pre, tie = decoder) is one.
+TEST(HfExport, ASettingNoArchitectureExpressesIsRefusedAndLeavesNothingBehind) {
+  SKIP_WITHOUT_TRANSFORMERS_JS();
+  const auto out = work_dir() / "hf-refused", log = work_dir() / "hf-refused.log";
+  EXPECT_EQ(run({YOKE_BINARY, "export", "--model", tiny_translation_model().string(), "--out", out.string(), "--format",
+                 "hf"}, log), 2);
+  EXPECT_NE(slurp(log).find("tie = decoder with norm = pre"), std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(work_dir()))
+    EXPECT_EQ(e.path().filename().string().find(".hf-refused.partial"), std::string::npos) << e.path();
+}
+
+// The Multi30k model of multi30k_small.h, tied and pre-norm (Blenderbot, as the reference config
+// configs/multi30k-ende.conf), as a transformers.js user runs it.
+TEST(HfExport, Multi30kPipelineTranslationsAreYokesGreedyOnesAndItsTokenizerIsSentencePiece) {
+  SKIP_WITHOUT_TRANSFORMERS_JS();
+  const auto m30k = multi30k_small_model("hf-m30k", {"--tie", "all"});
+  if (m30k.model.empty()) GTEST_SKIP() << YOKE_SHARED_DIR << "/data/multi30k is absent: the Multi30k check is skipped";
+  const auto out = work_dir() / "hf-m30k-export", log = work_dir() / "hf-m30k-export.log";
+  fs::remove_all(out);
+  ASSERT_EQ(run({YOKE_BINARY, "export", "--model", m30k.model.string(), "--out", out.string(), "--format", "hf"}, log), 0)
+      << slurp(log);
+  const std::string input = m30k.test_source().string();
+  const auto sentences = read_lines(input);
+  ASSERT_EQ(sentences.size(), 100u);
+
+  // The tokenizer (tokenizer.json in @huggingface/tokenizers) against SentencePiece, eos added.
+  auto encode = hf_pipeline(out, "encode");
+  encode.insert(encode.end(), {"--input", input});
+  const auto ids = lines_of(output_of(encode));
+  ASSERT_EQ(ids.size(), sentences.size());
+  const auto vocab = Vocab::load((m30k.data / "spm.model").string());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    std::string expected;
+    for (int id : vocab.encode(sentences[i])) expected += std::to_string(id) + " ";
+    EXPECT_EQ(ids[i], expected + std::to_string(Vocab::eos)) << "line " << i + 1 << ": " << sentences[i];
+  }
+
+  // Greedy search with one length limit on both sides: yoke's a·|x| + b per sentence is not a
+  // setting transformers.js has, so yoke gets b = 64, a = 0 and transformers.js max_new_tokens = 64.
+  const auto yoke = lines_of(output_of({YOKE_BINARY, "translate", "--model", m30k.model.string(), "--input", input,
+                                        "--beam", "1", "--threads", "1", "--max-len-a", "0", "--max-len-b", "64"}));
+  auto translate = hf_pipeline(out, "translate");
+  translate.insert(translate.end(), {"--input", input, "--max-new-tokens", "64", "--batch", "32"});
+  const auto js = lines_of(output_of(translate));
+  ASSERT_EQ(yoke.size(), 100u);
+  ASSERT_EQ(js.size(), yoke.size());
+  size_t distinct = 0;
+  for (size_t i = 0; i < yoke.size(); ++i) {
+    EXPECT_EQ(js[i], yoke[i]) << "line " << i + 1;
+    distinct += i == 0 || yoke[i] != yoke[i - 1];
+  }
+  EXPECT_GT(distinct, 50u) << "the model translates too few sentences differently to test the search";
+}
