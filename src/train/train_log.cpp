@@ -95,7 +95,7 @@ void TrainLog::start(int64_t params, const EmbeddingCount& counts, bool resumed,
 }
 
 void TrainLog::begin(const LoopState& st, const RunClock& clock, double total_updates) {
-  if (!group_ || group_->rank() == 0) bar_.emplace("train", total_updates, "upd", 30.0);
+  if (!group_ || group_->rank() == 0) bar_.emplace("train", total_updates, "upd", 30.0, double(st.update));
   elapsed_before_ = clock.before();
   tokens_before_ = st.tokens;
 }

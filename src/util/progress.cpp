@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace yoke {
@@ -16,9 +17,13 @@ std::string format_duration(double s) {
   return buf;
 }
 
-Progress::Progress(std::string label, double total, std::string unit, double quiet_interval_s)
+double progress_rate(double done, double done_before, double elapsed_s) {
+  return elapsed_s > 0 ? std::max(0.0, done - done_before) / elapsed_s : 0;
+}
+
+Progress::Progress(std::string label, double total, std::string unit, double quiet_interval_s, double done_before)
     : label_(std::move(label)), unit_(std::move(unit)), total_(total), quiet_interval_s_(quiet_interval_s),
-      tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+      done_before_(done_before), tty_(::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
 
 double Progress::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -31,7 +36,7 @@ void Progress::update(double done, const std::string& extra, bool force) {
   if (!force && since < (tty_ ? 0.2 : quiet_interval_s_)) return;
   last_draw_ = now;
   const double el = elapsed_s();
-  const double rate = el > 0 ? done / el : 0;
+  const double rate = progress_rate(done, done_before_, el);
   std::string bar;
   if (total_ > 0) {
     const int width = 20, filled = int(std::min(1.0, done / total_) * width);

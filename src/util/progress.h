@@ -9,7 +9,9 @@ namespace yoke {
 
 class Progress {
  public:
-  Progress(std::string label, double total, std::string unit, double quiet_interval_s = 30.0);
+  // done_before: work already done when the bar starts (a resumed run's updates): counted in the
+  // bar, not in the rate.
+  Progress(std::string label, double total, std::string unit, double quiet_interval_s = 30.0, double done_before = 0);
   // done: units of work completed (the ETA is (total − done) / rate); extra: free text.
   void update(double done, const std::string& extra = "", bool force = false);
   void finish(const std::string& extra = "");
@@ -19,10 +21,14 @@ class Progress {
   std::string label_, unit_;
   double total_;
   double quiet_interval_s_;
+  double done_before_;
   bool tty_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   double last_done_ = 0;
 };
+
+// Units per second of this bar's own work: what was done before it started is not its speed.
+double progress_rate(double done, double done_before, double elapsed_s);
 
 // "1h02m", "3m05s", "12s".
 std::string format_duration(double seconds);
