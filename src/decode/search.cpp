@@ -6,8 +6,9 @@
 #include <numeric>
 #include <random>
 
-#include "decode/constraints.h"
-#include "decode/shortlist.h"
+#include "decode/ensemble_scorer.h"
+#include "decode/search_steps.h"
+#include "decode/token_sampler.h"
 #include "text/vocab.h"
 #include "util/error.h"
 
@@ -40,176 +41,40 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Per sentence: a·|x| + b, and never past the model's position table.
-std::vector<int64_t> max_lengths(const at::Tensor& src, const SearchOptions& o, int64_t max_positions) {
-  auto lens = src.ne(Vocab::pad).sum(1).to(at::kCPU, at::kLong).contiguous();
-  std::vector<int64_t> out(lens.size(0));
-  for (int64_t i = 0; i < lens.size(0); ++i)
-    out[i] = std::clamp<int64_t>(int64_t(o.max_len_a * double(lens.data_ptr<int64_t>()[i]) + o.max_len_b), 1,
-                                 max_positions - 1);
-  return out;
-}
-
-// Room for a row's prefix and constraints on top of the usual limit (still within the positions).
-void make_room(std::vector<int64_t>& max_len, const std::vector<Row>& rows, int64_t max_positions) {
-  for (size_t i = 0; i < rows.size() && i < max_len.size(); ++i) {
-    if (!rows[i].guide) continue;
-    int64_t extra = 0;
-    for (const auto& c : rows[i].guide->constraints) extra += int64_t(c.size());
-    max_len[i] = std::min(max_positions - 1,
-                          std::max(max_len[i] + extra, int64_t(rows[i].guide->prefix.size()) + extra + 1));
-  }
-}
-
 int64_t max_positions(const Ensemble& e) {
   int64_t p = e.first().spec().max_positions;
   for (auto* m : e.models) p = std::min(p, m->spec().max_positions);
   return p;
 }
 
-// Scores [rows, V] with pad and bos ruled out: a search never emits them.
-at::Tensor without_pad_and_bos(at::Tensor scores) {
-  scores.select(1, Vocab::pad).fill_(kNegInf);
-  scores.select(1, Vocab::bos).fill_(kNegInf);
-  return scores;
-}
-
 at::Tensor index_tensor(const std::vector<int64_t>& v, const at::Device& device) {
   return at::tensor(v, at::kLong).to(device);
 }
 
-// The models of an ensemble decoding the same rows in step: each its own encoder output and
-// incremental state, one combined score per step.
-class Decoders {
- public:
-  // Every source row is repeated `copies` times (one row per hypothesis of a beam).
-  Decoders(const Ensemble& e, const at::Tensor& src, int64_t copies, const SearchOptions& o) : ensemble_(e) {
-    at::Tensor expand;
-    if (copies > 1)
-      expand = at::arange(src.size(0), at::TensorOptions(at::kLong).device(src.device())).repeat_interleave(copies);
-    if (o.shortlist) shortlist_ = o.shortlist->targets_for(src);
-    for (auto* m : e.models) {
-      auto enc = m->encode(src);
-      if (expand.defined()) {
-        enc.memory = enc.memory.index_select(0, expand);
-        enc.mask = enc.mask.index_select(0, expand);
-      }
-      states_.push_back(m->start(&enc));
-      if (shortlist_.defined()) {
-        auto affine = m->embeddings->affine_logits();
-        shortlisted_.push_back({affine.matrix.index_select(0, shortlist_),
-                                affine.bias.defined() ? affine.bias.index_select(0, shortlist_) : at::Tensor()});
-      }
-    }
-    states_.front().keep_attention = o.alignment;
-    vocab_ = e.first().embeddings->spec().tgt_vocab;
-  }
-
-  // The weighted mean of the models' log-probabilities of the next token [rows, V]; pad and bos
-  // (and, under a shortlist, every id outside it) are -inf.
-  at::Tensor log_probs(const at::Tensor& tokens) {
-    at::Tensor sum;
-    for (size_t m = 0; m < states_.size(); ++m) {
-      auto lp = at::log_softmax(logits(m, tokens).to(at::kFloat), -1);
-      // One model: its log-probabilities as they are. Weights 0.5/0.5 of one model twice give
-      // exactly its own numbers (0.5·a + 0.5·a = a in floating point).
-      if (ensemble_.size() > 1) lp.mul_(ensemble_.weights[m]);
-      sum = sum.defined() ? sum.add_(lp) : lp;
-    }
-    return without_pad_and_bos(full_vocabulary(sum));
-  }
-
-  // What greedy search takes the argmax of: a single model's logits (the softmax would not move
-  // it), else the ensemble's log-probabilities.
-  at::Tensor argmax_scores(const at::Tensor& tokens) {
-    if (ensemble_.size() > 1) return log_probs(tokens);
-    return without_pad_and_bos(full_vocabulary(logits(0, tokens)));
-  }
-
-  void select(const at::Tensor& index) {
-    for (auto& s : states_) s.select(index);
-  }
-
-  // The first model's cross-attention of the last step [rows, S] (SearchOptions::alignment).
-  const at::Tensor& attention() const { return states_.front().attention; }
-
- private:
-  at::Tensor logits(size_t m, const at::Tensor& tokens) {
-    auto h = ensemble_.models[m]->step(tokens, states_[m]);
-    if (!shortlist_.defined()) return ensemble_.models[m]->logits(h);
-    const auto& [matrix, bias] = shortlisted_[m];
-    return bias.defined() ? at::linear(h, matrix, bias) : at::linear(h, matrix);
-  }
-
-  // Scores over the shortlist spread back into [rows, V], -inf outside it.
-  at::Tensor full_vocabulary(const at::Tensor& scores) const {
-    if (!shortlist_.defined()) return scores;
-    auto full = at::full({scores.size(0), vocab_}, kNegInf, scores.options());
-    return full.index_copy_(1, shortlist_, scores);
-  }
-
-  const Ensemble& ensemble_;
-  std::vector<DecoderState> states_;
-  at::Tensor shortlist_;
-  std::vector<std::pair<at::Tensor, at::Tensor>> shortlisted_;  // per model: rows of M and b
-  int64_t vocab_ = 0;
+// A hypothesis the search goes on with: the row it continues, the token it adds, its score.
+struct Continuation {
+  int64_t row, token;
+  float score;
 };
-
-// Sets the rows `force_rows` of lp to -inf except in the column of their forced token.
-void force_tokens(at::Tensor& lp, const std::vector<int64_t>& force_rows, const std::vector<int64_t>& force_tokens) {
-  if (force_rows.empty()) return;
-  const auto device = lp.device();
-  auto rows = index_tensor(force_rows, device), toks = index_tensor(force_tokens, device);
-  auto kept = lp.index({rows, toks}).clone();
-  lp.index_fill_(0, rows, kNegInf);
-  lp.index_put_({rows, toks}, kept);
-}
-
-// The attention of row `row` over its sentence's real source positions (eos included).
-std::vector<float> attention_row(const at::Tensor& attention_cpu, int64_t row, int64_t source_len) {
-  const float* p = attention_cpu.data_ptr<float>() + row * attention_cpu.size(1);
-  return std::vector<float>(p, p + source_len);
-}
-
-// A sentence's own random numbers: the same for the same seed and input index in any batch.
-std::mt19937_64 sentence_rng(uint64_t seed, size_t index) {
-  std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), uint32_t(index), uint32_t(uint64_t(index) >> 32)};
-  return std::mt19937_64(seq);
-}
-
-double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * (1.0 / 9007199254740992.0); }
-
-// Draws from probabilities p[0..n) (best first), keeping the first `keep` of them.
-int64_t draw(const float* p, int64_t keep, std::mt19937_64& rng) {
-  double mass = 0;
-  for (int64_t j = 0; j < keep; ++j) mass += double(p[j]);
-  double u = uniform01(rng) * mass;
-  for (int64_t j = 0; j < keep; ++j) {
-    u -= double(p[j]);
-    if (u < 0) return j;
-  }
-  return keep - 1;
-}
 
 }  // namespace
 
 std::vector<std::vector<int>> greedy_search(const Ensemble& model, const at::Tensor& src, const SearchOptions& opts) {
   at::NoGradGuard no_grad;
   const int64_t n = src.size(0);
-  const auto max_len = max_lengths(src, opts, max_positions(model));
-  Decoders decoders(model, src, 1, opts);
+  const LengthLimit limit(src, opts, max_positions(model));
+  EnsembleScorer scorer(model, src, 1, opts);
   std::vector<std::vector<int>> out(n);
   std::vector<int64_t> rows(n);  // row -> sentence
-  for (int64_t i = 0; i < n; ++i) rows[i] = i;
+  std::iota(rows.begin(), rows.end(), 0);
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
   for (int64_t t = 0; !rows.empty(); ++t) {
-    auto next = decoders.argmax_scores(tokens).argmax(-1).to(at::kCPU).contiguous();
+    auto next = scorer.argmax_scores(tokens).argmax(-1).to(at::kCPU).contiguous();
     const int64_t* nx = next.data_ptr<int64_t>();
-    std::vector<int64_t> keep, keep_rows;
-    std::vector<int64_t> keep_tokens;
+    std::vector<int64_t> keep, keep_rows, keep_tokens;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t s = rows[r];
-      if (nx[r] == Vocab::eos || t + 1 >= max_len[s]) {
+      if (nx[r] == Vocab::eos || limit.last(s, t)) {
         if (nx[r] != Vocab::eos) out[s].push_back(int(nx[r]));
         continue;
       }
@@ -218,7 +83,7 @@ std::vector<std::vector<int>> greedy_search(const Ensemble& model, const at::Ten
       keep_rows.push_back(s);
       keep_tokens.push_back(nx[r]);
     }
-    if (keep.size() != rows.size() && !keep.empty()) decoders.select(index_tensor(keep, src.device()));
+    if (keep.size() != rows.size() && !keep.empty()) scorer.select(index_tensor(keep, src.device()));
     rows = keep_rows;
     tokens = index_tensor(keep_tokens, src.device());
   }
@@ -233,6 +98,9 @@ std::vector<std::vector<int>> beam_search(const Ensemble& model, const at::Tenso
   return out;
 }
 
+// The loop: score every live hypothesis, fix what the length limit and the prefixes fix, take each
+// sentence's k best candidates (or the constraints' choice), end hypotheses at eos, and carry the
+// rest into the next step with their states (decode/search_steps.h).
 std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, const at::Tensor& src,
                                                        const SearchOptions& opts, int nbest,
                                                        const std::vector<Row>& guides) {
@@ -240,52 +108,35 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   const int64_t n = src.size(0), k = std::max(1, opts.beam);
   if (!guides.empty() && int64_t(guides.size()) != n)
     throw std::logic_error("beam_search_nbest: rows must be empty or one per source");
-  auto max_len = max_lengths(src, opts, max_positions(model));
-  make_room(max_len, guides, max_positions(model));
   const auto device = src.device();
-  const auto source_lens = src.ne(Vocab::pad).sum(1).to(at::kCPU, at::kLong).contiguous();
-  // Every sentence's encoder output is repeated k times, one row per hypothesis.
-  Decoders decoders(model, src, k, opts);
-  static const std::vector<int> kNoPrefix;
-  static const std::vector<std::vector<int>> kNoConstraints;
-  auto prefix_of = [&](int64_t s) -> const std::vector<int>& {
-    return guides.empty() || !guides[s].guide ? kNoPrefix : guides[s].guide->prefix;
-  };
-  auto constraints_of = [&](int64_t s) -> const std::vector<std::vector<int>>& {
-    return guides.empty() || !guides[s].guide ? kNoConstraints : guides[s].guide->constraints;
-  };
+  const LengthLimit limit(src, opts, max_positions(model), guides);
+  const PrefixForcing prefixes(guides);
+  ConstraintSearch constraints(guides, n, k);
+  AlignmentRecorder alignment(opts.alignment, src, n * k);
+  EnsembleScorer scorer(model, src, k, opts);  // every sentence's encoder output repeated k times
 
   std::vector<std::vector<Hypothesis>> finished(n);
   std::vector<int64_t> active(n);  // active[i] = sentence of rows [i·k, (i+1)·k)
-  for (int64_t i = 0; i < n; ++i) active[i] = i;
+  std::iota(active.begin(), active.end(), 0);
   std::vector<std::vector<int>> hist(n * k);
-  std::vector<std::vector<std::vector<float>>> attn_hist(opts.alignment ? n * k : 0);
-  std::vector<ConstraintState> cstate(n * k);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t b = 0; b < k; ++b) cstate[i * k + b] = initial_constraint_state(constraints_of(i).size());
   std::vector<float> score_v(n * k, kNegInf);
   for (int64_t i = 0; i < n; ++i) score_v[i * k] = 0;  // at the start only one live beam
   auto tokens = at::full({n * k}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
 
   for (int64_t t = 0; !active.empty(); ++t) {
     const int64_t rows = int64_t(active.size()) * k;
-    auto lp = decoders.log_probs(tokens);
+    auto lp = scorer.log_probs(tokens);
     const int64_t vocab = lp.size(1);
-    at::Tensor attention;
-    if (opts.alignment) attention = decoders.attention().to(at::kCPU, at::kFloat).contiguous();
-    // Sentences whose hypotheses hold max_len tokens may only end (as greedy search does);
-    // those within their prefix must take its next token.
-    std::vector<int64_t> force_rows, force_toks;
+    alignment.observe(scorer.attention());
+    // Before selection: hypotheses at their limit may only end (as greedy search does); those
+    // within their prefix take its next token.
+    ForcedTokens forced;
     for (size_t i = 0; i < active.size(); ++i) {
-      const auto& prefix = prefix_of(active[i]);
-      const bool at_end = t >= max_len[active[i]], in_prefix = t < int64_t(prefix.size());
-      if (!at_end && !in_prefix) continue;
-      for (int64_t b = 0; b < k; ++b) {
-        force_rows.push_back(int64_t(i) * k + b);
-        force_toks.push_back(at_end ? int64_t(Vocab::eos) : int64_t(prefix[size_t(t)]));
-      }
+      const int64_t s = active[i], token = limit.at_end(s, t) ? int64_t(Vocab::eos) : prefixes.token(s, t);
+      if (token >= 0)
+        for (int64_t b = 0; b < k; ++b) forced.add(int64_t(i) * k + b, token);
     }
-    force_tokens(lp, force_rows, force_toks);
+    forced.apply(lp);
     auto scores = at::tensor(score_v, at::kFloat).to(device).view({rows, 1});
     auto cand = (lp + scores).view({int64_t(active.size()), k * vocab});
     auto top = cand.topk(2 * k, 1);
@@ -299,102 +150,67 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
       return cand_cpu.data_ptr<float>()[i * k * vocab + row_in_sentence * vocab + tok];
     };
 
-    std::vector<int64_t> parents, next_tokens, next_active;
+    std::vector<int64_t> parents, next_tokens, next_active, next_sentences;
     std::vector<float> next_scores;
     std::vector<std::vector<int>> next_hist;
-    std::vector<std::vector<std::vector<float>>> next_attn;
-    std::vector<ConstraintState> next_cstate;
     auto finish = [&](int64_t s, int64_t row, float v) {
       Hypothesis h{hist[row], v, v / std::pow(double(hist[row].size() + 1), opts.lenpen), {}};
-      if (opts.alignment) {
-        h.attention = attn_hist[row];
-        h.attention.push_back(attention_row(attention, row, source_lens.data_ptr<int64_t>()[s]));
-      }
+      alignment.finish(h, row, s);
       finished[s].push_back(std::move(h));
     };
     for (size_t i = 0; i < active.size(); ++i) {
-      const int64_t s = active[i];
-      const auto& constraints = constraints_of(s);
-      // (row, token, score, constraint state) of the hypotheses the sentence goes on with
-      struct Next {
-        int64_t row, token;
-        float score;
-        ConstraintState state;
-      };
-      std::vector<Next> live;
-      if (constraints.empty()) {
+      const int64_t s = active[i], first = int64_t(i) * k;
+      std::vector<Continuation> live;
+      if (!constraints.constrained(s)) {
         for (int64_t j = 0; j < 2 * k && int64_t(live.size()) < k; ++j) {
           const float v = pv[i * 2 * k + j];
           if (v == kNegInf) break;
-          const int64_t row = int64_t(i) * k + pi[i * 2 * k + j] / vocab;
-          const int64_t tok = pi[i * 2 * k + j] % vocab;
+          const int64_t row = first + pi[i * 2 * k + j] / vocab, tok = pi[i * 2 * k + j] % vocab;
           if (tok == Vocab::eos) {
             // As in fairseq: an ending counts only when it ranks among the k best candidates.
             if (j < k && int64_t(finished[s].size()) < k) finish(s, row, v);
           } else {
-            live.push_back({row, tok, v, cstate[row]});
+            live.push_back({row, tok, v});
           }
         }
       } else {
-        // Dynamic beam allocation: the best candidates, each hypothesis's best continuation and
-        // the tokens that advance its constraints; an ending only where all are met.
-        int total = 0;
-        for (const auto& c : constraints) total += int(c.size());
-        std::vector<ConstraintCandidate> pool;
-        std::vector<std::pair<int64_t, int64_t>> seen;
-        auto add = [&](int64_t b, int64_t tok, float v) {
-          const int64_t row = int64_t(i) * k + b;
-          if (v == kNegInf || std::find(seen.begin(), seen.end(), std::make_pair(row, tok)) != seen.end()) return;
-          if (tok == Vocab::eos && !cstate[row].all_met()) return;
-          seen.emplace_back(row, tok);
-          pool.push_back({row, tok, v, tok == Vocab::eos ? total : cstate[row].after(int(tok), constraints).tokens_met(constraints)});
-        };
-        for (int64_t j = 0; j < 2 * k; ++j) add(pi[i * 2 * k + j] / vocab, pi[i * 2 * k + j] % vocab, pv[i * 2 * k + j]);
-        const bool forced = t >= max_len[s] || t < int64_t(prefix_of(s).size());
-        for (int64_t b = 0; b < k && !forced; ++b) {
-          const int64_t row = int64_t(i) * k + b;
-          if (score_v[row] == kNegInf) continue;
-          for (int tok : cstate[row].wanted(constraints)) add(b, tok, cand_score(int64_t(i), b, tok));
-          if (cstate[row].all_met()) add(b, Vocab::eos, cand_score(int64_t(i), b, Vocab::eos));
-        }
-        for (const auto& c : allocate_beam(pool, int(k), total)) {
+        const bool fixed = limit.at_end(s, t) || prefixes.token(s, t) >= 0;
+        const auto chosen = constraints.choose(s, first, pv + i * 2 * k, pi + i * 2 * k, vocab, score_v, fixed,
+                                               [&](int64_t b, int64_t tok) { return cand_score(int64_t(i), b, tok); });
+        for (const auto& c : chosen) {
           if (c.token == Vocab::eos) {
             if (int64_t(finished[s].size()) < k) finish(s, c.row, c.score);
           } else {
-            live.push_back({c.row, c.token, c.score, cstate[c.row].after(int(c.token), constraints)});
+            live.push_back({c.row, c.token, c.score});
           }
         }
         // Out of room with no hypothesis that holds every phrase: the best one ends all the same.
-        if (t >= max_len[s] && finished[s].empty()) {
-          int64_t best = int64_t(i) * k;
-          for (int64_t b = 1; b < k; ++b) if (score_v[int64_t(i) * k + b] > score_v[best]) best = int64_t(i) * k + b;
-          if (score_v[best] != kNegInf) finish(s, best, cand_score(int64_t(i), best - int64_t(i) * k, Vocab::eos));
+        if (limit.at_end(s, t) && finished[s].empty()) {
+          int64_t best = first;
+          for (int64_t b = 1; b < k; ++b) if (score_v[first + b] > score_v[best]) best = first + b;
+          if (score_v[best] != kNegInf) finish(s, best, cand_score(int64_t(i), best - first, Vocab::eos));
         }
       }
-      if (int64_t(finished[s].size()) >= k || t >= max_len[s] || live.empty()) continue;
+      if (int64_t(finished[s].size()) >= k || limit.at_end(s, t) || live.empty()) continue;
       next_active.push_back(s);
       for (int64_t b = 0; b < k; ++b) {
         // Fewer than k live candidates: pad with a dead copy of the first.
-        const Next& c = b < int64_t(live.size()) ? live[b] : live[0];
+        const Continuation& c = b < int64_t(live.size()) ? live[b] : live[0];
         parents.push_back(c.row);
         next_tokens.push_back(c.token);
+        next_sentences.push_back(s);
         next_scores.push_back(b < int64_t(live.size()) ? c.score : kNegInf);
         next_hist.push_back(hist[c.row]);
         next_hist.back().push_back(int(c.token));
-        next_cstate.push_back(c.state);
-        if (opts.alignment) {
-          next_attn.push_back(attn_hist[c.row]);
-          next_attn.back().push_back(attention_row(attention, c.row, source_lens.data_ptr<int64_t>()[s]));
-        }
       }
     }
     if (next_active.empty()) break;
-    decoders.select(index_tensor(parents, device));
+    scorer.select(index_tensor(parents, device));
+    constraints.advance(parents, next_tokens, next_sentences);
+    alignment.advance(parents, next_sentences);
     tokens = index_tensor(next_tokens, device);
     score_v = std::move(next_scores);
     hist = std::move(next_hist);
-    attn_hist = std::move(next_attn);
-    cstate = std::move(next_cstate);
     active = std::move(next_active);
   }
 
@@ -412,48 +228,26 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& model, const 
   const int64_t n = src.size(0);
   if (int64_t(rows_in.size()) != n) throw std::logic_error("sample_search: one Row per source");
   if (opts.sampling == Sampling::none) throw std::logic_error("sample_search: no sampling method");
-  auto max_len = max_lengths(src, opts, max_positions(model));
-  make_room(max_len, rows_in, max_positions(model));
-  Decoders decoders(model, src, 1, opts);
+  const LengthLimit limit(src, opts, max_positions(model), rows_in);
+  const PrefixForcing prefixes(rows_in);
+  TokenSampler sampler(opts);
+  EnsembleScorer scorer(model, src, 1, opts);
   std::vector<std::vector<Hypothesis>> out(n, std::vector<Hypothesis>(1));
   std::vector<std::mt19937_64> rng;
-  for (const auto& r : rows_in) rng.push_back(sentence_rng(opts.seed, r.index));
+  for (const auto& r : rows_in) rng.push_back(TokenSampler::rng_for(opts.seed, r.index));
   std::vector<int64_t> rows(n);  // row -> sentence
   std::iota(rows.begin(), rows.end(), 0);
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
   for (int64_t t = 0; !rows.empty(); ++t) {
-    auto lp = decoders.log_probs(tokens).to(at::kCPU).contiguous();
-    auto scaled = opts.temperature == 1.0 ? lp : lp / opts.temperature;
-    // Candidates best first with their probabilities: the top k, or every token (top p).
-    at::Tensor vals, ids;
-    if (opts.sampling == Sampling::topk) {
-      std::tie(vals, ids) = scaled.topk(std::min<int64_t>(std::max(1, opts.topk), scaled.size(1)), 1);
-    } else {
-      std::tie(vals, ids) = scaled.sort(1, /*descending=*/true);
-    }
-    auto probs = at::softmax(vals, 1).contiguous();
-    ids = ids.contiguous();
-    const int64_t width = probs.size(1);
+    auto lp = scorer.log_probs(tokens).to(at::kCPU).contiguous();
+    sampler.rank(lp);
     std::vector<int64_t> keep, keep_rows, keep_tokens;
     for (size_t r = 0; r < rows.size(); ++r) {
-      const int64_t s = rows[r];
-      const auto* prefix = rows_in[s].guide ? &rows_in[s].guide->prefix : nullptr;
-      int64_t tok;
-      if (prefix && t < int64_t(prefix->size())) {
-        tok = (*prefix)[size_t(t)];
-      } else {
-        const float* p = probs.data_ptr<float>() + int64_t(r) * width;
-        int64_t cut = width;
-        if (opts.sampling == Sampling::topp) {  // the smallest set holding topp of the probability
-          double mass = 0;
-          for (cut = 0; cut < width && mass < opts.topp; ++cut) mass += double(p[cut]);
-          cut = std::max<int64_t>(cut, 1);
-        }
-        tok = ids.data_ptr<int64_t>()[int64_t(r) * width + draw(p, cut, rng[size_t(s)])];
-      }
+      const int64_t s = rows[r], forced = prefixes.token(s, t);
+      const int64_t tok = forced >= 0 ? forced : sampler.draw(int64_t(r), rng[size_t(s)]);
       Hypothesis& h = out[size_t(s)].front();
       h.log_prob += double(lp.data_ptr<float>()[int64_t(r) * lp.size(1) + tok]);
-      if (tok == Vocab::eos || t + 1 >= max_len[s]) {
+      if (tok == Vocab::eos || limit.last(s, t)) {
         if (tok != Vocab::eos) h.tokens.push_back(int(tok));
         h.score = h.log_prob / std::pow(double(h.tokens.size() + 1), opts.lenpen);
         continue;
@@ -463,7 +257,7 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& model, const 
       keep_rows.push_back(s);
       keep_tokens.push_back(tok);
     }
-    if (keep.size() != rows.size() && !keep.empty()) decoders.select(index_tensor(keep, src.device()));
+    if (keep.size() != rows.size() && !keep.empty()) scorer.select(index_tensor(keep, src.device()));
     rows = keep_rows;
     tokens = index_tensor(keep_tokens, src.device());
   }

@@ -1,5 +1,9 @@
 // Greedy and beam search over a trained Transformer (or an ensemble of them), batched, with
 // cached keys/values. Sentences that finish leave the batch, so the work shrinks as decoding goes on.
+// Beam search is a loop (search.cpp) that calls small components at fixed points of each step:
+// the shortlist before scoring (ensemble_scorer.h); the length limit and prefixes before selection,
+// constraints at selection, alignments after it (search_steps.h); sampling draws instead of
+// selecting (token_sampler.h).
 #pragma once
 #include <cstdint>
 #include <string>

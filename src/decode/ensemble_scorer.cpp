@@ -1,0 +1,79 @@
+#include "decode/ensemble_scorer.h"
+
+#include <limits>
+
+#include "decode/shortlist.h"
+#include "text/vocab.h"
+
+namespace yoke {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Scores [rows, V] with pad and bos ruled out: a search never emits them.
+at::Tensor without_pad_and_bos(at::Tensor scores) {
+  scores.select(1, Vocab::pad).fill_(kNegInf);
+  scores.select(1, Vocab::bos).fill_(kNegInf);
+  return scores;
+}
+
+}  // namespace
+
+EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, int64_t copies, const SearchOptions& o)
+    : ensemble_(e) {
+  at::Tensor expand;
+  if (copies > 1)
+    expand = at::arange(src.size(0), at::TensorOptions(at::kLong).device(src.device())).repeat_interleave(copies);
+  if (o.shortlist) shortlist_ = o.shortlist->targets_for(src);
+  for (auto* m : e.models) {
+    auto enc = m->encode(src);
+    if (expand.defined()) {
+      enc.memory = enc.memory.index_select(0, expand);
+      enc.mask = enc.mask.index_select(0, expand);
+    }
+    states_.push_back(m->start(&enc));
+    if (shortlist_.defined()) {
+      auto affine = m->embeddings->affine_logits();
+      shortlisted_.push_back({affine.matrix.index_select(0, shortlist_),
+                              affine.bias.defined() ? affine.bias.index_select(0, shortlist_) : at::Tensor()});
+    }
+  }
+  states_.front().keep_attention = o.alignment;
+  vocab_ = e.first().embeddings->spec().tgt_vocab;
+}
+
+at::Tensor EnsembleScorer::log_probs(const at::Tensor& tokens) {
+  at::Tensor sum;
+  for (size_t m = 0; m < states_.size(); ++m) {
+    auto lp = at::log_softmax(logits(m, tokens).to(at::kFloat), -1);
+    // One model: its log-probabilities as they are. Weights 0.5/0.5 of one model twice give
+    // exactly its own numbers (0.5·a + 0.5·a = a in floating point).
+    if (ensemble_.size() > 1) lp.mul_(ensemble_.weights[m]);
+    sum = sum.defined() ? sum.add_(lp) : lp;
+  }
+  return without_pad_and_bos(full_vocabulary(sum));
+}
+
+at::Tensor EnsembleScorer::argmax_scores(const at::Tensor& tokens) {
+  if (ensemble_.size() > 1) return log_probs(tokens);
+  return without_pad_and_bos(full_vocabulary(logits(0, tokens)));
+}
+
+void EnsembleScorer::select(const at::Tensor& index) {
+  for (auto& s : states_) s.select(index);
+}
+
+at::Tensor EnsembleScorer::logits(size_t m, const at::Tensor& tokens) {
+  auto h = ensemble_.models[m]->step(tokens, states_[m]);
+  if (!shortlist_.defined()) return ensemble_.models[m]->logits(h);
+  const auto& [matrix, bias] = shortlisted_[m];
+  return bias.defined() ? at::linear(h, matrix, bias) : at::linear(h, matrix);
+}
+
+at::Tensor EnsembleScorer::full_vocabulary(const at::Tensor& scores) const {
+  if (!shortlist_.defined()) return scores;
+  auto full = at::full({scores.size(0), vocab_}, kNegInf, scores.options());
+  return full.index_copy_(1, shortlist_, scores);
+}
+
+}  // namespace yoke
