@@ -15,6 +15,7 @@
 #include "cli_helpers.h"
 #include "config/config.h"
 #include "export_models.h"
+#include "js_tools.h"
 #include "margin.h"
 #include "multi30k_small.h"
 #include "store/hf_export.h"
@@ -32,22 +33,9 @@ using namespace yoke::test;
 
 namespace {
 
-const fs::path kJsDir = fs::path(YOKE_SOURCE_DIR) / "js";
-
-// Why transformers.js cannot be checked here, or "" when it can.
-std::string missing_tools() {
-  const std::string py = std::string(YOKE_PYTHON) + " -c 'import torch, onnx, sentencepiece' >/dev/null 2>&1";
-  if (std::system(py.c_str()) != 0)
-    return std::string(YOKE_PYTHON) + " cannot import torch, onnx and sentencepiece (Debian: apt-get install " +
-           "python3-torch python3-onnx python3-sentencepiece)";
-  if (find_on_path("node").empty()) return "no node on PATH (Debian: apt-get install nodejs)";
-  if (!fs::exists(kJsDir / "node_modules/@huggingface/transformers"))
-    return "no @huggingface/transformers in js/node_modules (cd js && npm ci)";
-  return "";
-}
-
 #define SKIP_WITHOUT_TRANSFORMERS_JS()                                                 \
-  if (const auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why << ": transformers.js not checked"
+  if (const auto why = missing_js_tools("@huggingface/transformers"); !why.empty())    \
+  GTEST_SKIP() << why << ": transformers.js not checked"
 
 std::vector<std::string> hf_pipeline(const fs::path& dir, const std::string& command) {
   return {find_on_path("node"), (kJsDir / "hf_pipeline.js").string(), dir.string(), command};

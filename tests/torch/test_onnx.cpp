@@ -21,6 +21,7 @@
 #include "text/prepare.h"
 #include "text/vocab.h"
 #include "util/subprocess.h"
+#include "js_tools.h"
 #include "margin.h"
 #include "multi30k_small.h"
 
@@ -30,22 +31,8 @@ using namespace yoke::test;
 
 namespace {
 
-const fs::path kJsDir = fs::path(YOKE_SOURCE_DIR) / "js";
-
-// Why ONNX Runtime cannot be checked here, or "" when it can.
-std::string missing_tools() {
-  const std::string py = std::string(YOKE_PYTHON) + " -c 'import torch, onnx, sentencepiece' >/dev/null 2>&1";
-  if (std::system(py.c_str()) != 0)
-    return std::string(YOKE_PYTHON) + " cannot import torch, onnx and sentencepiece (Debian: apt-get install " +
-           "python3-torch python3-onnx python3-sentencepiece)";
-  if (find_on_path("node").empty()) return "no node on PATH (Debian: apt-get install nodejs)";
-  if (!fs::exists(kJsDir / "node_modules/onnxruntime-node"))
-    return "no onnxruntime-node in js/node_modules (cd js && npm ci)";
-  return "";
-}
-
 #define SKIP_WITHOUT_ONNX_TOOLS()                                                      \
-  if (const auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why << ": ONNX Runtime not checked"
+  if (const auto why = missing_js_tools("onnxruntime-node"); !why.empty()) GTEST_SKIP() << why << ": ONNX Runtime not checked"
 
 std::string node(const std::string& script) { return find_on_path("node") + " " + (kJsDir / script).string(); }
 
