@@ -6,6 +6,7 @@
 // `import yoke` facade) read models through it without reaching into train/.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -54,6 +55,28 @@ TEST(Layout, IncludesRunDownTheStagesOnly) {
     }
   }
   EXPECT_GT(files, 50u);  // the walk really saw the sources
+}
+
+// docs/architecture.md, the newcomer's map, stays true: its table of rooms has one row per folder
+// of src/, in the include order above, and every src/ file or folder it names exists.
+TEST(Layout, TheArchitecturePageNamesEveryRoomInOrderAndOnlyFilesThatExist) {
+  const fs::path root = YOKE_SOURCE_DIR, page = root / "docs/architecture.md";
+  std::ifstream in(page);
+  ASSERT_TRUE(in) << page;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> rows;
+  const std::regex row(R"(\n\| `src/([a-z_]+)/` \|)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it)
+    rows.push_back((*it)[1]);
+  std::vector<std::string> folders;
+  for (const auto& layer : kLayers)
+    if (fs::is_directory(root / "src" / layer)) folders.push_back(layer);
+  EXPECT_EQ(rows, folders) << page << ": the table of rooms must list the folders of src/ in kLayers' order";
+  const std::regex mention(R"(src/[a-z_]+/(?:[a-z_0-9]+\.(?:h|cpp))?)");
+  size_t mentions = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), mention); it != std::sregex_iterator(); ++it, ++mentions)
+    EXPECT_TRUE(fs::exists(root / it->str())) << page << " names " << it->str() << ", which does not exist";
+  EXPECT_GT(mentions, 30u);
 }
 
 }  // namespace
