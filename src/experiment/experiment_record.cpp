@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiment/experiment_dir.h"
 #include "util/error.h"
 #include "util/json_file.h"
 
@@ -64,7 +65,7 @@ std::string machine_description() {
 
 void record_invocation(const Grid& grid, const std::string& grid_path, const std::string& out_dir,
                        const std::vector<std::string>& overrides, const std::string& command, const std::string& metric) {
-  const fs::path path = fs::path(out_dir) / "experiment.json";
+  const fs::path path = experiment_record_path(out_dir);
   nlohmann::json record;
   if (fs::exists(path)) {
     record = read_json(path.string());
@@ -98,7 +99,7 @@ void record_invocation(const Grid& grid, const std::string& grid_path, const std
 
 void record_round(const std::string& out_dir, int seeds, const std::vector<std::string>& undecided,
                   const std::string& stopped) {
-  const fs::path path = fs::path(out_dir) / "experiment.json";
+  const fs::path path = experiment_record_path(out_dir);
   nlohmann::json record = read_experiment_record(out_dir);
   auto& rounds = record["sequential"]["rounds"];
   nlohmann::json kept = nlohmann::json::array();  // a resumed experiment looks again: keep the latest look
@@ -111,7 +112,7 @@ void record_round(const std::string& out_dir, int seeds, const std::vector<std::
 }
 
 nlohmann::json read_experiment_record(const std::string& out_dir) {
-  const fs::path path = fs::path(out_dir) / "experiment.json";
+  const fs::path path = experiment_record_path(out_dir);
   if (!fs::exists(path))
     throw input_error(path.string(), 0,
                       "missing: a folder written by `yoke experiment` has it (for an older folder, run `yoke "

@@ -19,6 +19,7 @@
 #include "eval/bleu_stats_file.h"
 #include "eval/sentence_nll_file.h"
 #include "experiment/convergence.h"
+#include "experiment/experiment_dir.h"
 #include "experiment/experiment_record.h"
 #include "experiment/grid.h"
 #include "experiment/pictures.h"
@@ -56,12 +57,8 @@ std::vector<TestSet> test_sets(const std::string& data_dir) {
   return out;
 }
 
-fs::path run_dir(const std::string& out_dir, const std::string& variant, int seed) {
-  return fs::path(out_dir) / "runs" / variant / ("seed" + std::to_string(seed));
-}
-
 // Translates and scores every test set of the run's data with the finished model.
-nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs::path& dir, const LoadedModel& m,
+nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const RunDir& dir, const LoadedModel& m,
                                    std::ostream& log) {
   SearchOptions so;
   so.beam = grid.beam;
@@ -81,12 +78,12 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
     bar.finish();
     std::string text;
     for (const auto& h : hyp) text += h + "\n";
-    const auto hyp_path = dir / ("hyp." + t.name + ".txt");
+    const auto hyp_path = dir.hypotheses(t.name);
     write_file_atomically(hyp_path.string(), text);
     auto s = score_files(hyp_path.string(), t.ref, false);
     // Per-sentence BLEU statistics: what the report's test resamples, and what lets the folder be
     // reported again without the references.
-    const auto stats_path = dir / ("bleu." + t.name + ".tsv.gz");
+    const auto stats_path = dir.bleu_stats(t.name);
     write_bleu_stats(stats_path.string(), bleu_stats_of(hyp, read_lines(t.ref), hyp_path.string()));
     // Only scores are numbers here: the report tabulates every number of a test.
     tests[t.name] = {{"bleu", s.at("bleu")}, {"chrf", s.at("chrf")}, {"chrf_pp", s.at("chrf_pp")},
@@ -100,7 +97,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const fs
 
 // A language model's scores: perplexity of every test text of its data, scored as it was trained,
 // and each line's NLL (nll.<test>.tsv.gz), from which the report counts the test set's noise.
-nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, const fs::path& dir, std::ostream& log) {
+nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, const RunDir& dir, std::ostream& log) {
   const auto meta = DataMeta::read(cfg.data);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& s : meta.tests()) {
@@ -110,7 +107,7 @@ nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, cons
     const Perplexity p = text_perplexity(*m.model, m.tgt_vocab, read_lines(path), cfg.lm_block, cfg.lm_block);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string name = s.test_name();
-    const auto nll_path = dir / ("nll." + name + ".tsv.gz");
+    const auto nll_path = dir.sentence_nll(name);
     SentenceNll lines;
     lines.nll = p.line_nll;
     lines.subwords.assign(p.line_subwords.begin(), p.line_subwords.end());
@@ -166,12 +163,12 @@ TrainResult train_on_local_workers(const Config& cfg, int nproc, const fs::path&
 
 // One (variant, seed): returns false when interrupted.
 bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentOptions& o, std::ostream& log) {
-  const fs::path dir = run_dir(o.out_dir, v.name, seed);
-  fs::create_directories(dir);
+  const RunDir dir(o.out_dir, v.name, seed);
+  fs::create_directories(dir.path());
   Config cfg = grid.run_config(v, seed, o.overrides);
-  cfg.save_dir = (dir / "model").string();
+  cfg.save_dir = dir.model().string();
   if (o.threads > 0) cfg.threads = o.threads;
-  const TrainResult tr = o.nproc > 1 ? train_on_local_workers(cfg, o.nproc, dir, log)
+  const TrainResult tr = o.nproc > 1 ? train_on_local_workers(cfg, o.nproc, dir.path(), log)
                                      : train(cfg, log, greedy_validation_decode);
   if (tr.stop_reason == "interrupted") return false;
 
@@ -193,14 +190,14 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
                            {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
   result["emb_fraction"] = double(counts.emb) / double(params);
   if (auto f = embedding_fraction_closed_form(cfg)) result["emb_fraction_closed_form"] = *f;
-  if (auto g = summarize_gradient_shares(read_gradient_shares((fs::path(cfg.save_dir) / "metrics.jsonl").string()))) {
+  if (auto g = summarize_gradient_shares(read_gradient_shares(dir.metrics().string()))) {
     result["grad_share_output_early"] = g->early;
     result["grad_share_output_late"] = g->late;
   }
   result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, m, log);
-  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, m, dir / "analysis", log);
+  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, m, dir.analysis(), log);
   // Written last: its presence is what marks the run as done.
-  write_json((dir / "result.json").string(), result);
+  write_json(dir.result().string(), result);
   return true;
 }
 
@@ -248,13 +245,14 @@ ReportInput report_input(const std::string& out_dir) {
   if (record.contains("sequential")) in.alpha = record["sequential"].at("alpha").get<double>();
   for (const auto& v : in.variant_order) {
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
-      const auto dir = run_dir(out_dir, v, seed);
-      if (!fs::exists(dir / "result.json")) continue;
+      const RunDir run(out_dir, v, seed);
+      if (!run.finished()) continue;
+      const fs::path& dir = run.path();
       RunResult r;
       r.variant = v;
       r.seed = seed;
-      r.metrics = read_json((dir / "result.json").string());
-      r.metrics["convergence"] = convergence_of((dir / "model" / "metrics.jsonl").string());
+      r.metrics = read_json(run.result().string());
+      r.metrics["convergence"] = convergence_of(run.metrics().string());
       for (const auto& [name, t] : r.metrics.at("tests").items()) {
         if (t.contains("bleu_stats")) r.stats_files[name] = (dir / t.at("bleu_stats").get<std::string>()).string();
         if (t.contains("nll")) r.nll_files[name] = (dir / t.at("nll").get<std::string>()).string();
@@ -294,7 +292,7 @@ void write_experiment_report(const std::string& out_dir, std::ostream& log) {
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
                              const std::vector<std::string>& overrides, std::ostream& log,
                              const std::vector<std::string>& variants, const std::string& command) {
-  if (!fs::exists(fs::path(out_dir) / "experiment.json")) {
+  if (!fs::exists(experiment_record_path(out_dir))) {
     const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
     record_invocation(grid, grid_path, out_dir, overrides, command, metric_of(grid, overrides));
   }
@@ -313,23 +311,23 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
     bytes += fs::file_size(to / rel);
     ++files;
   };
-  copy("experiment.json");
+  copy(experiment_record_path(""));
   for (const auto& v : record.at("variants").get<std::vector<std::string>>()) {
     bool first = true;  // the report shows the analysis pictures of each variant's first seed only
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
-      const fs::path run = fs::path("runs") / v / ("seed" + std::to_string(seed));
-      if (!fs::exists(from / run / "result.json")) continue;
-      copy(run / "result.json");
-      copy(run / "model" / "metrics.jsonl");
-      const nlohmann::json tests = read_json((from / run / "result.json").string()).at("tests");  // items() of a temporary would dangle
+      const RunDir run("", v, seed);  // paths relative to the experiment's folder
+      if (!RunDir(from, v, seed).finished()) continue;
+      copy(run.result());
+      copy(run.metrics());
+      const nlohmann::json tests = read_json((from / run.result()).string()).at("tests");  // items() of a temporary would dangle
       for (const auto& [name, t] : tests.items()) {
         for (const char* key : {"hyp", "bleu_stats", "nll"})
-          if (t.contains(key)) copy(run / t.at(key).get<std::string>());
+          if (t.contains(key)) copy(run.path() / t.at(key).get<std::string>());
       }
-      if (fs::is_directory(from / run / "analysis"))
-        for (const auto& f : fs::directory_iterator(from / run / "analysis"))
+      if (fs::is_directory(from / run.analysis()))
+        for (const auto& f : fs::directory_iterator(from / run.analysis()))
           if (f.path().extension() == ".json" || (first && f.path().extension() == ".svg"))
-            copy(run / "analysis" / f.path().filename());
+            copy(run.analysis() / f.path().filename());
       first = false;
     }
   }
@@ -377,7 +375,7 @@ int add_seeds_until_decided(const Grid& grid, const ExperimentOptions& o, std::o
         << std::endl;
     for (const auto& v : grid.variants) {
       if (v.name != grid.baseline && std::find(undecided.begin(), undecided.end(), v.name) == undecided.end()) continue;
-      if (fs::exists(run_dir(o.out_dir, v.name, k + 1) / "result.json")) continue;
+      if (RunDir(o.out_dir, v.name, k + 1).finished()) continue;
       log << "\n[seed " << k + 1 << "] variant " << v.name << std::endl;
       if (!run_one(grid, v, k + 1, o, log)) {
         log << "experiment interrupted: run the same command again to continue" << std::endl;
@@ -395,14 +393,16 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
   const nlohmann::json record = read_experiment_record(out_dir);
   for (const auto& v : record.at("variants").get<std::vector<std::string>>())
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
-      const fs::path dir = run_dir(out_dir, v, seed), result_path = dir / "result.json";
-      if (!fs::exists(result_path)) continue;
+      const RunDir run(out_dir, v, seed);
+      const fs::path& dir = run.path();
+      const fs::path result_path = run.result();
+      if (!run.finished()) continue;
       nlohmann::json result = read_json(result_path.string());
       bool missing = false;
       for (const auto& [name, t] : result.at("tests").items()) missing = missing || (t.contains("ppl") && !t.contains("nll"));
       if (!missing) continue;
       Config cfg = Config::from_json(result.at("config"));
-      cfg.save_dir = (dir / "model").string();
+      cfg.save_dir = run.model().string();
       const std::string checkpoint = result.value("checkpoint", "best") == "best" ? "" : result["checkpoint"].get<std::string>();
       const fs::path file = fs::path(cfg.save_dir) / (checkpoint.empty() ? kCheckpointBest : checkpoint);
       if (!fs::exists(file)) {
@@ -412,7 +412,7 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
       }
       log << "  " << dir.string() << ": scoring each test line again for its NLL" << std::endl;
       const LoadedModel m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
-      const nlohmann::json again = perplexity_of_tests(cfg, m, dir, log);
+      const nlohmann::json again = perplexity_of_tests(cfg, m, run, log);
       for (auto& [name, t] : result.at("tests").items()) {
         if (!again.contains(name)) continue;
         const double before = t.value("ppl", 0.0), now = again[name].at("ppl").get<double>();
@@ -437,7 +437,7 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   size_t index = 0, done_before = 0, ran = 0;
   double ran_seconds = 0;
   for (const auto& v : grid.variants)
-    for (int seed : grid.seeds) done_before += fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json");
+    for (int seed : grid.seeds) done_before += RunDir(o.out_dir, v.name, seed).finished();
   log << "experiment: " << grid.title << " — " << grid.variants.size() << " variants × " << grid.seeds.size() << " seeds = "
       << total << " runs, " << done_before << " already done" << std::endl;
   // Seed-major: after the first pass every variant has a result, so a stopped experiment
@@ -445,7 +445,7 @@ int run_experiment(const ExperimentOptions& o, std::ostream& log) {
   for (int seed : grid.seeds) {
     for (const auto& v : grid.variants) {
       ++index;
-      if (fs::exists(run_dir(o.out_dir, v.name, seed) / "result.json")) continue;
+      if (RunDir(o.out_dir, v.name, seed).finished()) continue;
       const size_t left = total - done_before - ran;
       log << "\n[run " << index << "/" << total << "] variant " << v.name << ", seed " << seed;
       if (ran > 0) log << " — ETA of the experiment " << format_duration(ran_seconds / double(ran) * double(left));
