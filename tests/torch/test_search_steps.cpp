@@ -66,6 +66,7 @@ TEST(SearchSteps, PrefixesFixTheirTokensAndForcedRowsKeepOnlyTheirToken) {
   forced.add(1, 5);
   forced.add(2, Vocab::eos);
   forced.apply(lp);
+  // Exact: apply() copies the forced token's value and writes -inf; nothing is computed.
   EXPECT_TRUE(at::equal(lp[0], before[0]));  // rows not forced are untouched
   for (int64_t v = 0; v < 8; ++v) {
     EXPECT_EQ(lp[1][v].item<float>(), v == 5 ? before[1][5].item<float>() : kNegInf) << v;
@@ -127,6 +128,7 @@ TEST(SearchSteps, AlignmentHistoriesFollowTheirParentsAndEndWithTheLastStep) {
   a.observe(step(100));
   Hypothesis h;
   a.finish(h, 0, 1);
+  // Exact: the recorder copies attention rows, it computes nothing from them.
   ASSERT_EQ(h.attention.size(), 2u);
   EXPECT_EQ(h.attention[0], std::vector<float>({7, 8, 9, 10, 11, 12, 13}));
   EXPECT_EQ(h.attention[1], std::vector<float>({100, 101, 102, 103, 104, 105, 106}));
