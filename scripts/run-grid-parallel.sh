@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs each (variant, seed) of a grid as its own `yoke experiment` process, several at once, so that
+# one GPU trains many small models together: a d = 128 model keeps a GPU busy a small part of each
+# step (kernel launches dominate), so one process leaves most of it idle. Run VARIANT, seed S goes
+# into OUT/parts/VARIANT-sS (a one-run experiment; its log is OUT/parts/VARIANT-sS.log). When all
+# have stopped, the finished runs are gathered into OUT/runs and OUT's report is written
+# (`yoke experiment --report-only`), unless --no-report. The same command again resumes the runs
+# that did not finish, from their checkpoints.
+#
+#   scripts/run-grid-parallel.sh --grid FILE --out DIR [--jobs N] [--seconds S] [--set KEY=VALUE ...] [--no-report]
+#     --jobs N      processes at once (default: every run of the grid)
+#     --seconds S   interrupt every run still going S seconds after the start (SIGINT: it saves a
+#                   checkpoint and the same command resumes it)
+#     --set         config override for every run, as for `yoke experiment`
+# The grid must list its seeds (`seeds = 1 2 3`); `seeds = auto` adds seeds one at a time, which
+# `yoke experiment` alone does. Environment: YOKE (default build/yoke).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+grid="" out="" jobs=0 seconds=0 report=1 sets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --grid) grid="$2"; shift ;;
+    --out) out="$2"; shift ;;
+    --jobs) jobs="$2"; shift ;;
+    --seconds) seconds="$2"; shift ;;
+    --set) sets+=(--set "$2"); shift ;;
+    --no-report) report=0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "run-grid-parallel: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$grid" ] && [ -n "$out" ] || { echo "run-grid-parallel: --grid and --out are required (see --help)" >&2; exit 2; }
+[ -f "$grid" ] || { echo "run-grid-parallel: $grid: no such grid file" >&2; exit 2; }
+yoke=${YOKE:-build/yoke}
+[ -x "$yoke" ] || { echo "run-grid-parallel: $yoke: not built" >&2; exit 1; }
+
+seed_line=$(grep -nE '^[[:space:]]*seeds[[:space:]]*=' "$grid" | head -1) || true
+seeds=$(sed -E 's/^[0-9]+:[[:space:]]*seeds[[:space:]]*=[[:space:]]*//; s/[[:space:]]*#.*$//' <<<"$seed_line")
+if [ -z "$seeds" ] || ! [[ "$seeds" =~ ^[0-9\ ]+$ ]]; then
+  echo "run-grid-parallel: $grid: seeds must be a list of numbers here (it says '${seeds:-nothing}')" >&2
+  exit 2
+fi
+mapfile -t variants < <(sed -nE 's/^[[:space:]]*\[variant[[:space:]]+([^]]+)\][[:space:]]*$/\1/p' "$grid")
+[ ${#variants[@]} -gt 0 ] || { echo "run-grid-parallel: $grid: no [variant NAME] sections" >&2; exit 2; }
+
+mkdir -p "$out/parts"
+start=$(date +%s)
+running=0 launched=0
+for s in $seeds; do
+  # One grid per seed, the same in everything else: the config paths in it are relative to the
+  # working directory, not to the grid file, so the copy may live anywhere.
+  sed -E "s/^[[:space:]]*seeds[[:space:]]*=.*/seeds = $s/" "$grid" > "$out/parts/seed$s.grid"
+  for v in "${variants[@]}"; do
+    if [ "$jobs" -gt 0 ] && [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+    limit=()
+    if [ "$seconds" -gt 0 ]; then
+      left=$((seconds - ($(date +%s) - start)))
+      [ "$left" -gt 0 ] || { echo "run-grid-parallel: $seconds s are up; $v seed $s not started" >&2; continue; }
+      limit=(timeout -s INT -k 60 "$left")
+    fi
+    part="$out/parts/$v-s$s"
+    "${limit[@]}" "$yoke" experiment --grid "$out/parts/seed$s.grid" --variants "$v" --out "$part" "${sets[@]}" \
+      > "$part.log" 2>&1 &
+    running=$((running + 1)) launched=$((launched + 1))
+  done
+done
+echo "run-grid-parallel: $launched runs started (${#variants[@]} variants × seeds $seeds)" >&2
+wait || true
+
+finished=0 unfinished=()
+for s in $seeds; do
+  for v in "${variants[@]}"; do
+    run="$out/parts/$v-s$s/runs/$v/seed$s"
+    if [ -f "$run/result.json" ]; then
+      mkdir -p "$out/runs/$v"
+      rm -rf "$out/runs/$v/seed$s"
+      cp -al "$run" "$out/runs/$v/seed$s"  # hard links: checkpoints are not copied
+      finished=$((finished + 1))
+    else
+      unfinished+=("$v seed $s")
+    fi
+  done
+done
+echo "run-grid-parallel: $finished runs finished, $(( $(date +%s) - start )) s" >&2
+[ ${#unfinished[@]} -eq 0 ] || printf '  not finished: %s (the same command resumes it)\n' "${unfinished[@]}" >&2
+if [ "$report" = 1 ] && [ "$finished" -gt 0 ]; then
+  "$yoke" experiment --grid "$grid" --out "$out" --report-only "${sets[@]}"
+fi
