@@ -3,7 +3,8 @@
 // Why a plugin: Debian's libsentencepiece carries its own copy of protobuf-lite and exports its
 // symbols; LibTorch loads the full libprotobuf. Linked into one program, the two interpose each
 // other and the process crashes before main(). So SentencePiece lives in libyoke_spm.so, loaded
-// with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): it binds to its own protobuf and hides it from ours.
+// with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): it binds to its own protobuf and hides it from ours
+// (DEEPBIND only where the process exports a protobuf: spm_loader.cpp).
 // Only virtual calls and standard-library types cross the boundary; errors come back as text.
 #pragma once
 #include <functional>

@@ -16,6 +16,17 @@ std::string executable_dir() {
   return ec ? "" : p.parent_path().string();
 }
 
+// RTLD_DEEPBIND only where it is needed: when the process already exports protobuf (Debian's
+// LibTorch links libprotobuf). Where it does not (PyTorch's wheels keep theirs hidden), a deep-bound
+// plugin can bind to other copies of the C++ library's data than the process uses, and the GPU
+// machine's CUDA libraries bring such copies: the plugin crashed on load there. YOKE_SPM_DEEPBIND=0/1
+// overrides the choice.
+int plugin_flags() {
+  bool deep = dlsym(RTLD_DEFAULT, "_ZN6google8protobuf11MessageLite14ParseFromArrayEPKvi") != nullptr;
+  if (const char* env = std::getenv("YOKE_SPM_DEEPBIND"); env && *env) deep = std::string(env) != "0";
+  return RTLD_NOW | RTLD_LOCAL | (deep ? RTLD_DEEPBIND : 0);
+}
+
 const Api* load_plugin() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("YOKE_SPM_PLUGIN")) candidates.push_back(env);
@@ -37,7 +48,7 @@ const Api* load_plugin() {
       tried += "\n  " + path + " (not found)";
       continue;
     }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* handle = dlopen(path.c_str(), plugin_flags());
     if (!handle) { tried += "\n  " + path + " (" + dlerror() + ")"; continue; }
     auto entry = reinterpret_cast<const Api* (*)()>(dlsym(handle, "yoke_spm_api"));
     if (entry) return entry();
