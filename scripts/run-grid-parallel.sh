@@ -4,20 +4,22 @@
 # step (kernel launches dominate), so one process leaves most of it idle. Run VARIANT, seed S goes
 # into OUT/parts/VARIANT-sS (a one-run experiment; its log is OUT/parts/VARIANT-sS.log). When all
 # have stopped, the finished runs are gathered into OUT/runs and OUT's report is written
-# (`yoke experiment --report-only`), unless --no-report. The same command again resumes the runs
+# (`yoke experiment --report-only`, its record listing the parts' invocations), unless --no-report. The same command again resumes the runs
 # that did not finish, from their checkpoints.
 #
-#   scripts/run-grid-parallel.sh --grid FILE --out DIR [--jobs N] [--seconds S] [--set KEY=VALUE ...] [--no-report]
+#   scripts/run-grid-parallel.sh --grid FILE --out DIR [--jobs N] [--seconds S] [--set KEY=VALUE ...]
+#                                [--no-report | --report-only]
 #     --jobs N      processes at once (default: every run of the grid)
 #     --seconds S   interrupt every run still going S seconds after the start (SIGINT: it saves a
 #                   checkpoint and the same command resumes it)
 #     --set         config override for every run, as for `yoke experiment`
+#     --report-only gather and report, run nothing (OUT/parts brought back from a GPU machine)
 # The grid must list its seeds (`seeds = 1 2 3`); `seeds = auto` adds seeds one at a time, which
 # `yoke experiment` alone does. Environment: YOKE (default build/yoke).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-grid="" out="" jobs=0 seconds=0 report=1 sets=()
+grid="" out="" jobs=0 seconds=0 report=1 run=1 sets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --grid) grid="$2"; shift ;;
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift ;;
     --set) sets+=(--set "$2"); shift ;;
     --no-report) report=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --report-only) run=0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run-grid-parallel: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -53,6 +56,7 @@ for s in $seeds; do
   # working directory, not to the grid file, so the copy may live anywhere.
   sed -E "s/^[[:space:]]*seeds[[:space:]]*=.*/seeds = $s/" "$grid" > "$out/parts/seed$s.grid"
   for v in "${variants[@]}"; do
+    [ "$run" = 1 ] || continue
     if [ "$jobs" -gt 0 ] && [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
     limit=()
     if [ "$seconds" -gt 0 ]; then
@@ -87,4 +91,20 @@ echo "run-grid-parallel: $finished runs finished, $(( $(date +%s) - start )) s" 
 [ ${#unfinished[@]} -eq 0 ] || printf '  not finished: %s (the same command resumes it)\n' "${unfinished[@]}" >&2
 if [ "$report" = 1 ] && [ "$finished" -gt 0 ]; then
   "$yoke" experiment --grid "$grid" --out "$out" --report-only "${sets[@]}"
+  # The record names the report-only call; the runs were made by the parts' calls (their machine,
+  # commit, start): add those to OUT's record and report again, so the provenance says so.
+  python3 - "$out" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+path = os.path.join(out, "experiment.json")
+record = json.load(open(path))
+calls = record.setdefault("invocations", [])
+for part in sorted(glob.glob(os.path.join(out, "parts", "*", "experiment.json"))):
+    for call in json.load(open(part)).get("invocations", []):
+        if call not in calls:
+            calls.append(call)
+json.dump(record, open(path + ".tmp", "w"), indent=2)
+os.replace(path + ".tmp", path)
+PY
+  "$yoke" report "$out"
 fi
