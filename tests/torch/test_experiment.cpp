@@ -364,3 +364,43 @@ TEST(Results, CommittedFoldersRebuildByteForByte) {
   }
   EXPECT_GE(folders, 2u);
 }
+
+// scripts/run-grid-parallel.sh: each (variant, seed) its own process, two at a time; the gathered
+// folder reports every run, and its record names the parts' calls that made them, not only the
+// report's own. A second --report-only call adds nothing twice.
+TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
+  const auto out = work_dir() / "parallel";
+  fs::remove_all(out);
+  const std::string script = std::string(YOKE_SOURCE_DIR) + "/scripts/run-grid-parallel.sh";
+  const std::vector<std::string> base = {"/usr/bin/env", std::string("YOKE=") + YOKE_BINARY, "bash", script,
+                                         "--grid", kGrid, "--out", out.string(),
+                                         "--set", "data=" + data_dir().string()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  ASSERT_EQ(run(with({"--jobs", "2"}), work_dir() / "parallel.log"), 0) << slurp(work_dir() / "parallel.log");
+  for (const char* v : {"dot", "cosine"})
+    for (int seed : {1, 2}) {
+      const fs::path part = out / "parts" / (std::string(v) + "-s" + std::to_string(seed));
+      const fs::path gathered = out / "runs" / v / ("seed" + std::to_string(seed)) / "result.json";
+      ASSERT_TRUE(fs::exists(gathered)) << gathered;
+      EXPECT_EQ(slurp(gathered), slurp(part / "runs" / v / ("seed" + std::to_string(seed)) / "result.json"));
+    }
+  const auto report = read_json(out / "report.json").at("variants");
+  ASSERT_EQ(report.size(), 2u);
+  for (const auto& entry : report) EXPECT_EQ(entry.at("seeds").get<int>(), 2) << entry.at("variant");
+
+  auto part_calls = [&] {
+    size_t n = 0;
+    const nlohmann::json record = read_json(out / "experiment.json");  // not a temporary: the loop outlives it
+    for (const auto& call : record.at("invocations"))
+      n += call.at("command").get<std::string>().find("/parts/") != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(part_calls(), 4u);
+  ASSERT_EQ(run(with({"--report-only"}), work_dir() / "parallel2.log"), 0) << slurp(work_dir() / "parallel2.log");
+  EXPECT_EQ(part_calls(), 4u);
+  EXPECT_NE(slurp(out / "report.md").find("/parts/dot-s1"), std::string::npos) << "the provenance names the parts";
+}
