@@ -1,14 +1,11 @@
 #include "decode/ensemble_scorer.h"
 
-#include <limits>
-
+#include "decode/search_tensors.h"
 #include "decode/shortlist.h"
 #include "text/vocab.h"
 
 namespace yoke {
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Scores [rows, V] with pad and bos ruled out: a search never emits them.
 at::Tensor without_pad_and_bos(at::Tensor scores) {

@@ -8,6 +8,7 @@
 
 #include "decode/ensemble_scorer.h"
 #include "decode/search_steps.h"
+#include "decode/search_tensors.h"
 #include "decode/token_sampler.h"
 #include "text/vocab.h"
 #include "util/error.h"
@@ -39,16 +40,10 @@ Ensemble::Ensemble(std::vector<Transformer*> ms, std::vector<double> ws) : model
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 int64_t max_positions(const Ensemble& e) {
   int64_t p = e.first().spec().max_positions;
   for (auto* m : e.models) p = std::min(p, m->spec().max_positions);
   return p;
-}
-
-at::Tensor index_tensor(const std::vector<int64_t>& v, const at::Device& device) {
-  return at::tensor(v, at::kLong).to(device);
 }
 
 // A hypothesis the search goes on with: the row it continues, the token it adds, its score.

@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "decode/search_tensors.h"
 #include "text/vocab.h"
 
 namespace yoke {
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-at::Tensor index_tensor(const std::vector<int64_t>& v, const at::Device& device) {
-  return at::tensor(v, at::kLong).to(device);
-}
 
 at::Tensor source_lengths(const at::Tensor& src) { return src.ne(Vocab::pad).sum(1).to(at::kCPU, at::kLong).contiguous(); }
 
