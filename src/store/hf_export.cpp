@@ -43,10 +43,14 @@ ExportResult export_hf(const std::string& model_dir, const std::string& out_dir,
   ExportResult r = export_with_python(model_dir, out_dir, checkpoint_name, exporter, choose, "model.safetensors", replace);
   // What the report counts is the file written: the architecture's tensors (k and v apart, the
   // embedding written once per role, the position table per side), not yoke's parameters.
-  const SafeTensors written = load_safetensors(r.to);
+  const SafeTensorsIndex written = read_safetensors_index(r.to);  // the header: no need to read the weights
   r.tensors = written.tensors.size();
   r.values = 0;
-  for (const auto& [name, t] : written.tensors) r.values += t.numel();
+  for (const auto& [name, e] : written.tensors) {
+    int64_t n = 1;
+    for (const int64_t d : e.shape) n *= d;
+    r.values += n;
+  }
   return r;
 }
 

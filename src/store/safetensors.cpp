@@ -41,11 +41,8 @@ bool little_endian() {
   return first == 1;
 }
 
-struct Entry {
+struct Entry : SafeTensorsEntry {
   std::string name;
-  at::ScalarType dtype;
-  std::vector<int64_t> shape;
-  uint64_t begin, end;
 };
 
 }  // namespace
@@ -73,7 +70,7 @@ void save_safetensors(const std::string& path, const SafeTensors& file) {
   f.commit();
 }
 
-SafeTensors load_safetensors(const std::string& path) {
+SafeTensorsIndex read_safetensors_index(const std::string& path) {
   auto fail = [&](const std::string& what) { return input_error(path, 0, "corrupt safetensors file: " + what); };
   std::error_code ec;
   // Opening a pipe for reading waits for a writer, and its size is unknown: only files are read.
@@ -91,7 +88,7 @@ SafeTensors load_safetensors(const std::string& path) {
   std::string text(len, '\0');
   if (!in.read(text.data(), std::streamsize(len))) throw fail("truncated header");
   const uint64_t data_bytes = size - 8 - len;
-  SafeTensors out;
+  SafeTensorsIndex out;
   std::vector<Entry> entries;
   try {  // every field is read here, so that a malformed header is one error naming the file
     const auto header = nlohmann::json::parse(text);
@@ -161,13 +158,23 @@ SafeTensors load_safetensors(const std::string& path) {
                " after the last tensor's data belong to no tensor (the data is " +
                std::to_string(data_bytes) + " bytes, the tensors end at " + std::to_string(covered) +
                "; a wrong header length?)");
-  const std::streamoff data_start = std::streamoff(8 + len);
-  for (const auto& e : entries) {
+  out.data_start = 8 + len;
+  for (auto& e : entries) out.tensors[e.name] = static_cast<const SafeTensorsEntry&>(e);
+  return out;
+}
+
+SafeTensors load_safetensors(const std::string& path) {
+  const SafeTensorsIndex index = read_safetensors_index(path);  // every check of the header and offsets
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, 0, "cannot open safetensors file");
+  SafeTensors out;
+  out.metadata = index.metadata;
+  for (const auto& [name, e] : index.tensors) {
     auto t = at::empty(e.shape, at::TensorOptions(e.dtype));
-    in.seekg(data_start + std::streamoff(e.begin));
+    in.seekg(std::streamoff(index.data_start + e.begin));
     if (e.end > e.begin && !in.read(static_cast<char*>(t.data_ptr()), std::streamsize(e.end - e.begin)))
-      throw fail("truncated data (tensor " + e.name + ")");
-    out.tensors[e.name] = t;
+      throw input_error(path, 0, "corrupt safetensors file: truncated data (tensor " + name + ")");
+    out.tensors[name] = t;
   }
   return out;
 }

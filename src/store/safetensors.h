@@ -9,6 +9,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "compat/torch.h"
 
@@ -19,6 +20,21 @@ struct SafeTensors {
   std::map<std::string, std::string> metadata;  // "__metadata__": text values only, as the format has them
 };
 
+// Where a tensor's bytes are: [begin, end) of the data, which starts at the file's data_start.
+struct SafeTensorsEntry {
+  at::ScalarType dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+// The header alone, checked as load_safetensors checks it: names, dtypes, shapes and offsets
+// without reading a tensor (what counting a file's tensors needs).
+struct SafeTensorsIndex {
+  std::map<std::string, SafeTensorsEntry> tensors;
+  std::map<std::string, std::string> metadata;
+  uint64_t data_start = 0;
+};
+
 // Writes atomically (a temporary file renamed), tensors in name order, packed without gaps.
 void save_safetensors(const std::string& path, const SafeTensors& file);
 
@@ -26,5 +42,6 @@ void save_safetensors(const std::string& path, const SafeTensors& file);
 // that is not a JSON object, an unknown dtype, a shape that does not fit its byte range, offsets
 // outside the data or overlapping another tensor's, a metadata value that is not text.
 SafeTensors load_safetensors(const std::string& path);
+SafeTensorsIndex read_safetensors_index(const std::string& path);  // the same errors, no data read
 
 }  // namespace yoke

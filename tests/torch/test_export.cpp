@@ -91,6 +91,29 @@ TEST(Safetensors, RoundTripKeepsValuesTypesShapesAndMetadataInTheStandardLayout)
   EXPECT_EQ(fs::file_size(p), 8 + len + 48);
 }
 
+// The header alone: the same names, dtypes, shapes and byte ranges as the loaded file, and the
+// same refusals of a damaged one, without reading the data.
+TEST(Safetensors, TheIndexDescribesWhatLoadingReads) {
+  const auto p = tensors_file("index");
+  const auto index = read_safetensors_index(p.string());
+  const auto back = load_safetensors(p.string());
+  ASSERT_EQ(index.tensors.size(), back.tensors.size());
+  for (const auto& [name, t] : back.tensors) {
+    const auto& e = index.tensors.at(name);
+    EXPECT_EQ(e.dtype, t.scalar_type()) << name;
+    EXPECT_EQ(at::IntArrayRef(e.shape), t.sizes()) << name;
+    EXPECT_EQ(e.end - e.begin, uint64_t(t.numel()) * t.element_size()) << name;
+  }
+  EXPECT_EQ(index.metadata, back.metadata);
+  EXPECT_EQ(index.data_start + 48, fs::file_size(p));  // a: 24 bytes, b: 24, c: none
+  const auto overlap = raw_file("index-overlap",
+                                R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+                                R"( "y": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
+                                12);
+  EXPECT_NE(error_of([&] { read_safetensors_index(overlap.string()); }).find("tensors x and y overlap in the data"),
+            std::string::npos);
+}
+
 TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
   const auto past = raw_file("past-end", "{}", 0, 4096);
   EXPECT_NE(error_of([&] { load_safetensors(past.string()); })
