@@ -1,6 +1,8 @@
 // The report of an experiment: a grid of finished runs (variants × seeds) summarised per variant
 // (mean ± std over seeds, difference to the baseline, its test over seeds and sentences, a verdict), written as
-// JSON, Markdown, CSV and a self-contained HTML page.
+// JSON, Markdown, CSV and a self-contained HTML page. Three rooms: the numbers and tests
+// (build_report, report_statistics.cpp), the tables built once from them (report_tables.h), and
+// the formats that render those tables (report.cpp).
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>

@@ -1,0 +1,489 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "eval/bleu_stats_file.h"
+#include "eval/bootstrap.h"
+#include "eval/moments.h"
+#include "eval/sentence_nll_file.h"
+#include "eval/significance.h"
+#include "report/report_statistics.h"
+#include "report/verdict.h"
+#include "text/corpus.h"
+#include "util/error.h"
+
+namespace yoke {
+
+using namespace report_detail;
+
+namespace {
+
+using nlohmann::json;
+using Runs = std::vector<const RunResult*>;
+
+// ------------------------------------------------------------------ reading the metrics
+
+
+// A number under a path of keys: nested objects first, then one flat dotted key.
+std::optional<double> number_at(const json& m, const std::vector<std::string>& path) {
+  const json* node = &m;
+  for (const auto& key : path) {
+    if (!node->is_object() || !node->contains(key)) {
+      node = nullptr;
+      break;
+    }
+    node = &(*node)[key];
+  }
+  if (node && node->is_number()) return node->get<double>();
+  const std::string flat = join(path, ".");
+  if (m.is_object() && m.contains(flat) && m[flat].is_number()) return m[flat].get<double>();
+  return std::nullopt;
+}
+
+// Metric names of one test in one run's metrics (nested or flat).
+void collect_metric_keys(const json& m, const std::string& test, std::set<std::string>* keys) {
+  if (m.is_object() && m.contains("tests") && m["tests"].is_object() &&
+      m["tests"].contains(test) && m["tests"][test].is_object()) {
+    for (const auto& [k, v] : m["tests"][test].items()) {
+      if (v.is_number()) keys->insert(k);
+    }
+  }
+  const std::string prefix = "tests." + test + ".";
+  if (!m.is_object()) return;
+  for (const auto& [k, v] : m.items()) {
+    if (v.is_number() && k.rfind(prefix, 0) == 0 && k.find('.', prefix.size()) == std::string::npos) {
+      keys->insert(k.substr(prefix.size()));
+    }
+  }
+}
+
+// Test names found in the metrics, when the input names none.
+std::vector<std::string> discover_tests(const ReportInput& in) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const auto& r : in.runs) {
+    const json& m = r.metrics;
+    if (!m.is_object()) continue;
+    if (m.contains("tests") && m["tests"].is_object()) {
+      for (const auto& [k, v] : m["tests"].items()) add(k);
+    }
+    for (const auto& [k, v] : m.items()) {
+      const size_t last = k.rfind('.');
+      if (k.rfind("tests.", 0) == 0 && last > 6 && last != std::string::npos) add(k.substr(6, last - 6));
+    }
+  }
+  return names;
+}
+
+
+// The metric the report is about first, then the others in name order.
+std::vector<std::string> metric_keys(const Runs& runs, const std::string& test,
+                                     const std::string& primary) {
+  std::set<std::string> keys;
+  for (const RunResult* r : runs) collect_metric_keys(r->metrics, test, &keys);
+  std::vector<std::string> out;
+  if (keys.count(primary)) out.push_back(primary);
+  for (const auto& k : keys) {
+    if (k != primary) out.push_back(k);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ statistics
+
+// Integral values stay integers in the JSON (params: 7580000, not 7580000.0); NaN becomes null.
+json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
+  return v;
+}
+
+
+// Sample standard deviation (N−1); 0 for a single value.
+double stddev(const std::vector<double>& v) {
+  if (v.empty()) return NAN;
+  return std::sqrt(sample_variance(v));
+}
+
+std::vector<double> values_of(const Runs& runs, const std::vector<std::string>& path) {
+  std::vector<double> out;
+  for (const RunResult* r : runs) {
+    if (auto v = number_at(r->metrics, path)) out.push_back(*v);
+  }
+  return out;
+}
+
+json summary(const std::vector<double>& values) {
+  json vals = json::array();
+  for (double v : values) vals.push_back(number(v));
+  return {{"mean", number(mean(values))}, {"std", number(stddev(values))}, {"values", vals}};
+}
+
+// ------------------------------------------------------------------ grouping
+
+std::vector<std::string> ordered_variants(const ReportInput& in) {
+  std::vector<std::string> order;
+  auto add = [&](const std::string& v) {
+    if (std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
+  };
+  for (const auto& v : in.variant_order) add(v);
+  for (const auto& r : in.runs) add(r.variant);
+  return order;
+}
+
+// The runs of one variant, by seed; two runs with the same seed are an input error.
+Runs runs_of(const ReportInput& in, const std::string& variant) {
+  Runs out;
+  for (const auto& r : in.runs) {
+    if (r.variant == variant) out.push_back(&r);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RunResult* a, const RunResult* b) { return a->seed < b->seed; });
+  for (size_t i = 1; i < out.size(); ++i) {
+    if (out[i]->seed == out[i - 1]->seed) {
+      throw InputError("report: variant '" + variant + "' has two runs with seed " +
+                       std::to_string(out[i]->seed));
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ significance
+
+class LineCache {
+ public:
+  const std::vector<std::string>& get(const std::string& path) {
+    auto it = files_.find(path);
+    if (it == files_.end()) it = files_.emplace(path, read_lines(path)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> files_;
+};
+
+// Per-sentence BLEU statistics of every run of one variant on one test, with the runs' seeds: from
+// the statistics files where the runs have them, else from hypotheses and references. Empty when
+// some run has neither (the test then uses the per-seed scores alone).
+struct RunStats {
+  std::vector<std::vector<BleuStats>> runs;
+  std::vector<int> seeds;
+};
+
+RunStats sentence_stats_of(const Runs& runs, const std::string& test, const ReportInput& in, LineCache* cache) {
+  RunStats out;
+  for (const RunResult* r : runs) {
+    if (auto st = r->stats_files.find(test); st != r->stats_files.end()) {
+      out.runs.push_back(read_bleu_stats(st->second));
+    } else {
+      const auto hyp = r->hyp_files.find(test);
+      const auto ref = in.ref_files.find(test);
+      if (hyp == r->hyp_files.end() || ref == in.ref_files.end()) return {};
+      out.runs.push_back(bleu_stats_of(cache->get(hyp->second), cache->get(ref->second), hyp->second));
+    }
+    out.seeds.push_back(r->seed);
+  }
+  for (const auto& run : out.runs)
+    if (run.size() != out.runs.front().size())
+      throw InputError("report: the outputs of test " + test + " have " + std::to_string(run.size()) + " and " +
+                       std::to_string(out.runs.front().size()) + " sentences");
+  return out;
+}
+
+SeededScores scores_of(const Runs& runs, const std::string& test, const std::string& metric) {
+  SeededScores s;
+  for (const RunResult* r : runs)
+    if (auto v = number_at(r->metrics, {"tests", test, metric})) {
+      s.seeds.push_back(r->seed);
+      s.scores.push_back(*v);
+    }
+  return s;
+}
+
+json seed_list_json(const std::vector<int>& seeds) {
+  json out = json::array();
+  for (int s : seeds) out.push_back(s);
+  return out;
+}
+
+// Per-line NLL of every run of one variant on one test, and the lines' counts (subwords for ppl,
+// words for ppl_word); empty when some run has no NLL file.
+struct RunNll {
+  std::vector<std::vector<double>> runs;
+  std::vector<double> count;
+};
+
+RunNll sentence_nll_of(const Runs& runs, const std::string& test, const std::string& metric) {
+  RunNll out;
+  for (const RunResult* r : runs) {
+    const auto f = r->nll_files.find(test);
+    if (f == r->nll_files.end()) return {};
+    SentenceNll lines = read_sentence_nll(f->second);
+    const auto& count = metric == "ppl_word" ? lines.words : lines.subwords;
+    if (out.runs.empty()) out.count = count;
+    if (count != out.count)
+      throw InputError("report: " + f->second + ": its lines' counts differ from another run's on test " + test);
+    out.runs.push_back(std::move(lines.nll));
+  }
+  return out;
+}
+
+// The runs of both sides whose seed the other side has too, when there are at least two: the
+// comparison is then paired. A sequential grid stops adding seeds to a decided variant while the
+// baseline goes on; comparing on the common seeds keeps the comparison the look decided with.
+std::pair<Runs, Runs> on_common_seeds(const Runs& base, const Runs& var) {
+  std::set<int> in_base, common;
+  for (const RunResult* r : base) in_base.insert(r->seed);
+  for (const RunResult* r : var)
+    if (in_base.count(r->seed)) common.insert(r->seed);
+  if (common.size() < 2) return {base, var};
+  Runs b, v;
+  for (const RunResult* r : base)
+    if (common.count(r->seed)) b.push_back(r);
+  for (const RunResult* r : var)
+    if (common.count(r->seed)) v.push_back(r);
+  return {b, v};
+}
+
+// {p_value, delta_ci95, test, p_seeds, sentence_bootstrap}: eval/significance.h's test of the variant
+// against the baseline (test_entry passes the runs of the seeds both have), and for BLEU Koehn's
+// sentence-only bootstrap beside it. Null where there is nothing to compare: no
+// baseline, the baseline itself, a side without scores.
+json significance(const Runs* base_all, bool is_baseline, const Runs& var_all, const std::string& variant,
+                  const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
+  json out = {{"p_value", nullptr}, {"delta_ci95", nullptr}, {"test", nullptr}, {"p_seeds", nullptr},
+              {"sentence_bootstrap", nullptr}, {"expected", nullptr}, {"seeds_needed", nullptr}};
+  const auto expected = in.expected.find(variant);
+  if (expected != in.expected.end() && !is_baseline) out["expected"] = expected->second;
+  if (!base_all || is_baseline) return out;
+  const Runs &base = *base_all, &var = var_all;
+  const SeededScores a = scores_of(base, test, in.metric), b = scores_of(var, test, in.metric);
+  if (a.scores.empty() || b.scores.empty()) return out;
+  SignificanceResult r = seed_significance(a, b);
+  if (in.metric == "bleu" && samples > 1) {
+    const RunStats sa = sentence_stats_of(base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
+    if (!sa.runs.empty() && !sb.runs.empty()) {
+      if (sa.runs.front().size() != sb.runs.front().size())
+        throw InputError("report: the variants' outputs of test " + test + " differ in length");
+      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds);
+      const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples, 12345);
+      out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
+    }
+  } else if (in.metric == "ppl" || in.metric == "ppl_word") {
+    const RunNll na = sentence_nll_of(base, test, in.metric), nb = sentence_nll_of(var, test, in.metric);
+    if (!na.runs.empty() && !nb.runs.empty()) {
+      if (na.count != nb.count)
+        throw InputError("report: the variants' NLL files of test " + test + " count different lines or tokens");
+      r = perplexity_significance(na.runs, a.seeds, nb.runs, b.seeds, na.count);
+    }
+  }
+  out["p_seeds"] = {{"baseline", seed_list_json(a.seeds)}, {"variant", seed_list_json(b.seeds)}};
+  if (!r.testable) return out;
+  out["p_value"] = r.p_value;
+  out["delta_ci95"] = {r.ci_low, r.ci_high};
+  out["test"] = {{"method", r.sentence_part_known ? "seeds and sentences" : "seeds"},
+                 {"delta", r.delta},  // of the scores tested (BLEU from the sentence statistics)
+                 {"paired", r.paired},
+                 {"se", r.se},
+                 {"df", r.df},
+                 {"var_seed", r.var_seed},
+                 {"var_sentence", r.sentence_part_known ? json(r.var_sentence) : json(nullptr)},
+                 {"run_var_a", r.run_var_a},
+                 {"run_var_b", r.run_var_b}};
+  // detectable and seeds_needed follow in decide_all, at the level the verdict tests.
+  return out;
+}
+
+// Every run of the variant says its validation plateaued (report/convergence via the metrics'
+// "convergence" object); null when no run says either way.
+json all_converged(const Runs& runs) {
+  bool any = false, all = true;
+  for (const RunResult* r : runs) {
+    const json c = r->metrics.value("convergence", json::object());
+    if (!c.contains("converged") || !c["converged"].is_boolean()) {
+      all = false;
+      continue;
+    }
+    any = true;
+    all = all && c["converged"].get<bool>();
+  }
+  return any ? json(all) : json(nullptr);
+}
+
+json runs_json(const Runs& runs) {
+  json out = json::array();
+  for (const RunResult* r : runs) {
+    const json c = r->metrics.value("convergence", json::object());
+    out.push_back({{"seed", r->seed},
+                   {"updates", r->metrics.value("updates", json())},
+                   {"stop_reason", r->metrics.value("stop_reason", json())},
+                   {"converged", c.value("converged", json())},
+                   {"why", c.value("why", json())}});
+  }
+  return out;
+}
+
+// Each comparison's verdict, and the simultaneous interval it reads: Bonferroni over the comparisons
+// of one test set (report/verdict.h says why one adjustment covers both kinds of claim).
+void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric, double alpha) {
+  const json* base = nullptr;
+  for (const auto& e : report)
+    if (e.value("baseline", false)) base = &e;
+  for (const auto& test : tests) {
+    int comparisons = 0;
+    for (auto& e : report) {
+      const json& t = e["tests"][test];
+      comparisons += t.contains("p_value") && t["p_value"].is_number();
+    }
+    for (auto& e : report) {
+      if (e.value("baseline", false) || !base) continue;
+      json& t = e["tests"][test];
+      VerdictInput v;
+      v.delta = t.value("delta_" + metric, json(0.0)).is_number() ? t["delta_" + metric].get<double>() : 0.0;
+      v.testable = t.contains("p_value") && t["p_value"].is_number();
+      if (t["expected"].is_number()) v.expected = t["expected"].get<double>();
+      v.alpha = alpha;
+      v.comparisons = std::max(1, comparisons);
+      if (v.testable) {
+        json& test_json = t["test"];
+        v.p_value = t["p_value"].get<double>();
+        v.delta = test_json.value("delta", v.delta);  // the interval is centred where the test is
+        v.se = test_json["se"].get<double>();
+        v.df = test_json["df"].is_number() ? test_json["df"].get<double>() : std::numeric_limits<double>::infinity();
+        // Power at the level the interval is read at, and the seeds a variant that would find the
+        // seed's effect (without one, the Δ observed) at that level.
+        const double level = alpha / double(v.comparisons);
+        v.detectable = detectable_effect(v.se, v.df, level);
+        test_json["detectable"] = v.detectable;
+        SignificanceResult r;
+        r.testable = true;
+        r.paired = test_json.value("paired", false);
+        r.var_sentence = test_json["var_sentence"].is_number() ? test_json["var_sentence"].get<double>() : 0.0;
+        r.run_var_a = test_json.value("run_var_a", 0.0);
+        r.run_var_b = test_json.value("run_var_b", 0.0);
+        if (auto k = seeds_needed(r, v.expected.value_or(v.delta), level)) v.seeds_needed = *k;
+        t["seeds_needed"] = v.seeds_needed ? json(*v.seeds_needed) : json(nullptr);
+      }
+      const json ca = e.value("converged", json()), cb = base->value("converged", json());
+      v.converged = ca.is_boolean() && cb.is_boolean() && ca.get<bool>() && cb.get<bool>();
+      v.lower_is_better = lower_is_better(metric);
+      if (v.testable) {
+        const VerdictInterval i = verdict_interval(v);
+        t["p_adjusted"] = i.p_adjusted;
+        t["interval"] = {{"low", i.low}, {"high", i.high}, {"level", i.level}};
+      }
+      const Verdict d = decide(v);
+      t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}, {"decided", decided(v)}};
+    }
+  }
+}
+
+// [{seed, delta}] of the metric for every seed both variants have: the seed noise, in plain view.
+json deltas_per_seed(const Runs& base, const Runs& var, const std::string& test, const std::string& metric) {
+  json out = json::array();
+  for (const RunResult* v : var) {
+    const auto mv = number_at(v->metrics, {"tests", test, metric});
+    for (const RunResult* b : base) {
+      const auto mb = number_at(b->metrics, {"tests", test, metric});
+      if (b->seed == v->seed && mv && mb) out.push_back({{"seed", v->seed}, {"delta", number(*mv - *mb)}});
+    }
+  }
+  return out;
+}
+
+json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std::string& variant,
+                const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
+  json t = json::object();
+  for (const auto& key : metric_keys(runs, test, in.metric)) {
+    t[key] = summary(values_of(runs, {"tests", test, key}));
+  }
+  // Δ of the report's metric, baseline mean as reference.
+  const std::string delta = "delta_" + in.metric;
+  t[delta] = nullptr;
+  t["delta_per_seed"] = json::array();
+  if (!base) {
+    t.update(significance(nullptr, is_baseline, runs, variant, test, in, samples, cache));
+    return t;
+  }
+  // Δ and its test on the seeds both have (all, in a grid of fixed seeds).
+  const auto [base_used, var_used] = on_common_seeds(*base, runs);
+  const double m = mean(values_of(var_used, {"tests", test, in.metric}));
+  const double b = mean(values_of(base_used, {"tests", test, in.metric}));
+  if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
+  if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
+  t.update(significance(&base_used, is_baseline, var_used, variant, test, in, samples, cache));
+  return t;
+}
+
+
+json mean_of(const Runs& runs, const std::string& key) {
+  const auto v = values_of(runs, {key});
+  return v.empty() ? json(nullptr) : number(mean(v));
+}
+
+}  // namespace
+
+namespace report_detail {
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::vector<std::string> test_names(const ReportInput& in) {
+  return in.test_names.empty() ? discover_tests(in) : in.test_names;
+}
+
+bool lower_is_better(const std::string& metric) { return metric == "ppl" || metric == "ppl_word" || metric == "loss"; }
+
+}  // namespace report_detail
+
+json build_report(const ReportInput& in, int bootstrap_samples) {
+  const auto tests = test_names(in);
+  const Runs base = runs_of(in, in.baseline);
+  const Runs* base_ptr = base.empty() ? nullptr : &base;
+  LineCache cache;
+  json report = json::array();
+  for (const auto& variant : ordered_variants(in)) {
+    const Runs runs = runs_of(in, variant);
+    if (runs.empty()) continue;
+    json seeds = json::array();
+    for (const RunResult* r : runs) seeds.push_back(r->seed);
+    json entry = {{"variant", variant},
+                  {"baseline", variant == in.baseline},
+                  {"seeds", runs.size()},
+                  {"seed_list", seeds}};
+    for (const char* key : kRunNumbers) entry[key] = mean_of(runs, key);
+    entry["converged"] = all_converged(runs);
+    entry["runs"] = runs_json(runs);
+    json t = json::object();
+    for (const auto& test : tests) {
+      t[test] = test_entry(runs, base_ptr, variant == in.baseline, variant, test, in, bootstrap_samples, &cache);
+    }
+    entry["tests"] = t;
+    report.push_back(entry);
+  }
+  decide_all(report, tests, in.metric, in.alpha);
+  return report;
+}
+
+std::string metric_name(const std::string& key) {
+  static const std::map<std::string, std::string> names = {
+      {"bleu", "BLEU"}, {"chrf", "chrF"}, {"chrf_pp", "chrF++"}, {"chrfpp", "chrF++"},
+      {"chrf++", "chrF++"}, {"ppl", "PPL"}, {"ppl_word", "word PPL"}, {"loss", "Loss"}};
+  auto it = names.find(key);
+  return it == names.end() ? key : it->second;
+}
+
+}  // namespace yoke

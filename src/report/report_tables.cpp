@@ -1,0 +1,439 @@
+#include "report/report_tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "report/report_statistics.h"
+#include "report/signed_number.h"
+#include "util/progress.h"
+
+namespace yoke {
+
+using namespace report_detail;
+using nlohmann::json;
+
+// ------------------------------------------------------------------ number formatting
+
+namespace {
+
+// Three significant digits with a unit: 7.58M, 74.8M, 123M, 45.2k, 950.
+std::string compact(double v) {
+  const double a = std::fabs(v);
+  const char* suffix = "";
+  double scaled = v;
+  if (a >= 1e9) scaled = v / 1e9, suffix = "G";
+  else if (a >= 1e6) scaled = v / 1e6, suffix = "M";
+  else if (a >= 1e3) scaled = v / 1e3, suffix = "k";
+  else return printf_str(a >= 100 || v == std::floor(v) ? "%.0f" : "%.3g", v);
+  const double s = std::fabs(scaled);
+  const char* f = s >= 99.95 ? "%.0f" : s >= 9.995 ? "%.1f" : "%.2f";
+  return printf_str(f, scaled) + suffix;
+}
+
+// "+0.32", "−0.11" (a real minus sign, as in the tables of the papers), never "−0.00".
+std::string signed2(double v) { return signed_number(v, /*unicode_minus=*/true); }
+
+std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", p); }
+
+
+
+// "[−0.12, +0.71]" from [low, high], or "" without one.
+std::string pair_text(const json& ci) {
+  if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return "";
+  return "[" + signed2(ci[0].get<double>()) + ", " + signed2(ci[1].get<double>()) + "]";
+}
+
+// The interval the verdict reads (report/verdict.h), or "" without one.
+std::string ci_text(const json& t) {
+  const json i = t.value("interval", json());
+  if (!i.is_object()) return "";
+  return pair_text(json::array({i.value("low", json()), i.value("high", json())}));
+}
+
+// The level of the verdicts' intervals in a table, "97.5%", or "" when none has one.
+std::string interval_level_text(const json& report, const std::vector<std::string>& tests) {
+  for (const auto& e : report)
+    for (const auto& test : tests) {
+      const json i = test_of(e, test).value("interval", json());
+      if (i.is_object() && i.contains("level")) {
+        std::string s = printf_str("%.3f", 100.0 * i["level"].get<double>());
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+        return s + "%";
+      }
+    }
+  return "";
+}
+
+// The Δ of the report's metric with its interval and p where there are: "+0.32 [−0.12, +0.71], p 0.302".
+std::string delta_text(const json& t, const std::string& metric) {
+  auto d = get(t, "delta_" + metric);
+  if (!d) return "";
+  std::string s = signed2(*d);
+  if (const std::string ci = ci_text(t); !ci.empty()) s += " " + ci;
+  if (auto p = get(t, "p_adjusted")) s += ", p adj. " + p_text(*p);
+  return s;
+}
+
+// ------------------------------------------------------------------ tables, once for all formats
+
+
+Column scalar_column(const json& report, const std::string& header, const std::string& key,
+                     int better, std::string (*format)(double)) {
+  Column c{header, better, true, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    if (auto v = get(e, key)) cell = {format(*v), *v};
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
+std::string percent(double v) { return printf_str("%.1f%%", v * 100); }
+std::string duration(double v) { return format_duration(v); }
+std::string whole(double v) { return printf_str("%.0f", v); }
+
+Column metric_column(const json& report, const std::string& test, const std::string& key,
+                     const std::string& header) {
+  Column c{header, lower_is_better(key) ? -1 : 1, true, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    const json& s = test_of(e, test).value(key, json::object());
+    if (auto m = get(s, "mean")) {
+      cell.value = *m;
+      cell.text = printf_str("%.2f", *m);
+      if (s.contains("values") && s["values"].size() > 1) {
+        if (auto sd = get(s, "std")) cell.text += " \xC2\xB1 " + printf_str("%.2f", *sd);
+      }
+    }
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
+// Text cells of one test entry per variant; the baseline's stay empty.
+Column text_column(const json& report, const std::string& test, const std::string& header, bool numeric,
+                   const std::function<std::string(const json& t)>& text) {
+  Column c{header, 0, numeric, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    if (!e.value("baseline", false)) {
+      const std::string s = text(test_of(e, test));
+      if (!s.empty()) cell.text = s;
+    }
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
+Column delta_column(const json& report, const std::string& test, const std::string& metric,
+                    const std::string& header) {
+  Column c{header, lower_is_better(metric) ? -1 : 1, true, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    auto d = get(test_of(e, test), "delta_" + metric);
+    if (d && !e.value("baseline", false)) cell = {signed2(*d), *d};
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
+Column p_column(const json& report, const std::string& test, const std::string& header, const std::string& key) {
+  Column c{header, 0, true, {}};
+  for (const auto& e : report) {
+    Cell cell;
+    if (auto p = get(test_of(e, test), key)) cell = {p_text(*p), *p};
+    c.cells.push_back(cell);
+  }
+  return c;
+}
+
+std::string per_seed_text(const json& t) {
+  std::string s;
+  for (const auto& d : t.value("delta_per_seed", json::array())) {
+    if (!d.contains("delta") || !d["delta"].is_number()) continue;
+    s += (s.empty() ? "" : ", ") + signed2(d["delta"].get<double>()) + " (" + std::to_string(d.value("seed", 0)) + ")";
+  }
+  return s;
+}
+
+
+std::set<std::string> report_metric_keys(const json& report, const std::string& test) {
+  std::set<std::string> keys;
+  for (const auto& e : report) {
+    const json t = test_of(e, test);
+    for (const auto& [k, v] : t.items()) {
+      if (v.is_object() && v.contains("mean")) keys.insert(k);
+    }
+  }
+  return keys;
+}
+
+
+Column variant_column(const json& report) {
+  Column name{"Variant", 0, false, {}};
+  for (const auto& e : report) {
+    std::string text = e.value("variant", "");
+    if (e.value("baseline", false)) text += " (baseline)";
+    name.cells.push_back({text, NAN});
+  }
+  return name;
+}
+
+// Columns nobody has a value for (no chrF, no timing, "ppl" without p) only add noise.
+std::vector<Column> kept(std::vector<Column> cols) {
+  std::vector<Column> out;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i == 0 || cols[i].any_value()) out.push_back(std::move(cols[i]));  // the first names the rows
+  }
+  return out;
+}
+
+bool any_p(const json& report, const std::vector<std::string>& tests) {
+  for (const auto& e : report)
+    for (const auto& test : tests)
+      if (get(test_of(e, test), "p_value")) return true;
+  return false;
+}
+
+std::string seeds_text(const json& report) {
+  size_t lo = SIZE_MAX, hi = 0;
+  for (const auto& e : report) {
+    const size_t n = e.value("seeds", size_t(0));
+    lo = std::min(lo, n), hi = std::max(hi, n);
+  }
+  const std::string n = report.empty() ? "0"
+                        : lo == hi     ? std::to_string(lo)
+                                       : std::to_string(lo) + "\xE2\x80\x93" + std::to_string(hi);
+  return n + (n == "1" ? " seed" : " seeds");
+}
+
+// The main table: what a paper prints. One score column per test set (the report's metric,
+// mean ± std) and its Δ to the baseline with the interval and p. `stacked` (HTML) puts the Δ
+// under the score in the same cell, so four test sets still fit a 1280-pixel screen.
+Table main_table(const json& report, const ReportInput& in, bool stacked) {
+  Table t;
+  std::vector<Column> cols{variant_column(report)};
+  bool seeds_differ = false;
+  for (const auto& e : report) seeds_differ |= e.value("seeds", 0) != report[0].value("seeds", 0);
+  if (seeds_differ) cols.push_back(scalar_column(report, "Seeds", "seeds", 0, compact));
+  cols.push_back(scalar_column(report, "Params", "params", -1, compact));
+  cols.push_back(scalar_column(report, "Emb.", "emb", -1, compact));
+  cols.push_back(scalar_column(report, "Red.", "red", 1, percent));
+  const auto tests = test_names(in);
+  const std::string m = metric_name(in.metric);
+  auto suffix = [&](const std::string& test) { return tests.size() > 1 ? " " + test : ""; };
+  std::vector<Column> deltas;
+  for (const auto& test : tests) {
+    Column score = metric_column(report, test, in.metric, m + " " + test);
+    Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test), true,
+                                [&](const json& t) { return delta_text(t, in.metric); });
+    if (stacked) {
+      for (size_t r = 0; r < score.cells.size(); ++r)
+        if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
+      score.header_note = any_p(report, tests) ? "\xCE\x94 [interval], p adj." : "\xCE\x94";
+    } else {
+      deltas.push_back(std::move(delta));
+    }
+    cols.push_back(std::move(score));
+  }
+  for (auto& d : deltas) cols.push_back(std::move(d));
+  cols.push_back(scalar_column(report, "tok/s", "tokens_per_s", 1, compact));
+  t.columns = kept(std::move(cols));
+
+  std::vector<std::string> parts;
+  parts.push_back("Params: all model parameters");
+  parts.push_back("Emb.: parameters that represent words (embedding and output matrices, counted once when shared)");
+  parts.push_back("Red.: reduction of Emb. against untied embeddings");
+  parts.push_back("scores: mean \xC2\xB1 std over " + seeds_text(report));
+  std::string d = "\xCE\x94 " + m + ": difference of the mean " + m + " to the baseline (" + in.baseline + ")";
+  if (any_p(report, tests)) {
+    d += ", with the interval [low, high] its verdict reads (" + interval_level_text(report, tests) +
+         ", simultaneous over the variants) and the two-sided p adjusted to match, from a test that counts the noise "
+         "of the seeds and of the test sentences (docs/statistics.md; Koehn 2004, Clark et al. 2011)";
+  }
+  parts.push_back(d);
+  if (std::any_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header == "tok/s"; }))
+    parts.push_back("tok/s: training tokens per second");
+  t.legend = join(parts, "; ") + ".";
+  return t;
+}
+
+// One test set: every metric, Δ, its interval, p and the Δ of each seed.
+Table test_table(const json& report, const ReportInput& in, const std::string& test) {
+  Table t;
+  t.heading = "Test set " + test;
+  std::vector<Column> cols{variant_column(report)};
+  for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
+  cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
+  cols.push_back(text_column(report, test, "interval", true, ci_text));
+  cols.push_back(p_column(report, test, "p", "p_value"));
+  cols.push_back(p_column(report, test, "p adj.", "p_adjusted"));
+  cols.push_back(text_column(report, test, "detectable", true, [](const json& t) {
+    const json d = t.value("test", json::object());
+    return d.is_object() && d.contains("detectable") ? printf_str("%.2f", d["detectable"].get<double>()) : "";
+  }));
+  cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", true, per_seed_text));
+  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", true, [](const json& t) {
+    const json b = t.value("sentence_bootstrap", json());
+    if (!b.is_object()) return std::string();
+    return pair_text(b.value("delta_ci95", json())) + ", p " + p_text(b.value("p_value", 1.0));
+  }));
+  cols.push_back(text_column(report, test, "expected", true, [](const json& t) {
+    return t.contains("expected") && t["expected"].is_number() ? signed2(t["expected"].get<double>()) : "";
+  }));
+  cols.push_back(text_column(report, test, "verdict", false, [](const json& t) {
+    const json v = t.value("verdict", json());
+    if (!v.is_object()) return std::string();
+    return v.value("verdict", "") + ": " + v.value("why", "");
+  }));
+  t.columns = kept(std::move(cols));
+  auto has = [&](const std::string& header) {
+    return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.header == header; });
+  };
+  std::vector<std::string> parts{"Scores: mean \xC2\xB1 std over " + seeds_text(report)};
+  if (has("p"))
+    parts.push_back("\xCE\x94 and p: the variant against the baseline by a t test whose variance adds the seeds' and "
+                    "the test sentences' parts (two-sided; docs/statistics.md); interval: the " +
+                    interval_level_text(report, {test}) +
+                    " interval, simultaneous over the variants of this table (Bonferroni), from which the verdict "
+                    "reads every claim; p adj.: p times the number of variants compared (at most 1), below the level "
+                    "exactly when the interval excludes 0; detectable: the smallest \xCE\x94 this test finds with 80% "
+                    "power at the interval's level");
+  parts.push_back("\xCE\x94 per seed: the variant's " + metric_name(in.metric) +
+                  " minus the baseline's, for each seed both have");
+  if (has("sentences only: 95% CI, p"))
+    parts.push_back("sentences only: Koehn's paired bootstrap over test sentences with the seeds held fixed (it leaves "
+                    "out the seeds' noise: shown for comparison, not for deciding)");
+  if (has("expected")) parts.push_back("expected: the effect the seed paper reports");
+  if (has("verdict")) parts.push_back("verdict: by the rule of docs/results/README.md");
+  t.legend = join(parts, "; ") + ".";
+  return t;
+}
+
+// One row per run: how long it trained and whether its validation had plateaued.
+Table runs_table(const json& report) {
+  Table t;
+  t.heading = "Runs";
+  Column variant{"Variant", 0, false, {}}, seed{"seed", 0, true, {}}, updates{"updates", 0, true, {}},
+      stop{"stopped by", 0, false, {}}, converged{"converged", 0, false, {}};
+  bool any = false;
+  for (const auto& e : report)
+    for (const auto& r : e.value("runs", json::array())) {
+      variant.cells.push_back({e.value("variant", ""), NAN});
+      seed.cells.push_back({std::to_string(r.value("seed", 0)), NAN});
+      updates.cells.push_back(r["updates"].is_number() ? Cell{whole(r["updates"].get<double>()), NAN} : Cell());
+      stop.cells.push_back(r["stop_reason"].is_string() ? Cell{r["stop_reason"].get<std::string>(), NAN} : Cell());
+      if (r["converged"].is_boolean()) {
+        any = true;
+        converged.cells.push_back({std::string(r["converged"].get<bool>() ? "yes" : "no") + ": " + r.value("why", ""), NAN});
+      } else {
+        converged.cells.push_back(Cell());
+      }
+    }
+  if (!any) return t;
+  t.columns = {variant, seed, updates, stop, converged};
+  t.legend = "converged: early stopping fired, or over the last five validations the validation loss falls by less "
+             "than 0.5% of itself with 95% confidence (the least-squares slope's one-sided bound; docs/statistics.md); "
+             "a verdict on a model's quality counts converged runs only.";
+  return t;
+}
+
+// How the runs trained and what their parameters are made of (seed 004 §4.5 and §5.1).
+Table training_table(const json& report) {
+  Table t;
+  t.heading = "Training";
+  t.columns = kept({variant_column(report), scalar_column(report, "updates", "updates", 0, whole),
+                    scalar_column(report, "wall", "wall_s", -1, duration),
+                    scalar_column(report, "output share of \xE2\x88\x82W, first 10%", "grad_share_output_early", 0, percent),
+                    scalar_column(report, "last 10%", "grad_share_output_late", 0, percent),
+                    scalar_column(report, "Emb. / Params", "emb_fraction", 0, percent),
+                    scalar_column(report, "closed form", "emb_fraction_closed_form", 0, percent)});
+  auto has = [&](const std::string& header) {
+    return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.header == header; });
+  };
+  std::vector<std::string> parts{"means over seeds", "wall: training wall-clock time"};
+  if (has("last 10%"))
+    parts.push_back("output share of \xE2\x88\x82W: the share of \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W\xE2\x80\x96\xC2\xB2 of "
+                    "the word matrices that comes through the output projection (path B) rather than the input "
+                    "lookups (path A), mean over the first and the last 10% of updates (seed 004 \xC2\xA7" "4.5)");
+  if (has("closed form"))
+    parts.push_back("closed form: the word matrices' share of the parameters with 12d\xC2\xB2 per layer, "
+                    "Vd/(Vd + 12Ld\xC2\xB2) = 1/(1 + 12Ld/V) tied and 2Vd/(2Vd + 12Ld\xC2\xB2) untied (seed 004 \xC2\xA7" "5.1)");
+  t.legend = join(parts, "; ") + ".";
+  return t;
+}
+
+// yoke's parameter counts beside the seed paper's own row for each variant (grid key `paper`).
+Table paper_table(const json& report, const ReportInput& in) {
+  Table t;
+  if (in.paper.empty()) return t;
+  t.heading = "Beside the seed paper" + (in.paper_source.empty() ? std::string() : " (" + in.paper_source + ")");
+  Column p_params{"paper Params", 0, true, {}}, p_emb{"paper Emb.", 0, true, {}}, p_red{"paper Red.", 0, true, {}},
+      p_score{"paper score", 0, true, {}};
+  bool any_score = false;
+  for (const auto& e : report) {
+    const auto row = in.paper.find(e.value("variant", ""));
+    auto field = [&](size_t i) { return row != in.paper.end() && i < row->second.size() ? Cell{row->second[i], NAN} : Cell(); };
+    p_params.cells.push_back(field(0));
+    p_emb.cells.push_back(field(1));
+    p_red.cells.push_back(field(2));
+    p_score.cells.push_back(field(3));
+    any_score |= row != in.paper.end() && row->second.size() > 3;
+  }
+  t.columns = {variant_column(report), scalar_column(report, "Params", "params", 0, compact),
+               scalar_column(report, "Emb.", "emb", 0, compact), scalar_column(report, "Red.", "red", 0, percent),
+               p_params, p_emb, p_red};
+  if (any_score) t.columns.push_back(p_score);
+  t.legend = "Params, Emb., Red.: this experiment's models, counted; paper: the seed paper's row for the same system, "
+             "as it prints it (its vocabularies and model size, not these).";
+  return t;
+}
+
+}  // namespace
+
+namespace report_detail {
+
+std::string printf_str(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::optional<double> get(const json& j, const std::string& key) {
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+// One test's entry of one variant, or an empty object.
+json test_of(const json& entry, const std::string& test) {
+  return entry.value("tests", json::object()).value(test, json::object());
+}
+
+// The report's metric first, then the others by name.
+std::vector<std::string> ordered_keys(const json& report, const std::string& test,
+                                      const std::string& primary) {
+  const auto keys = report_metric_keys(report, test);
+  std::vector<std::string> order;
+  if (keys.count(primary)) order.push_back(primary);
+  for (const auto& k : keys) {
+    if (k != primary) order.push_back(k);
+  }
+  return order;
+}
+
+std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked) {
+  std::vector<Table> tables{main_table(report, in, stacked)};
+  if (Table paper = paper_table(report, in); !paper.columns.empty()) tables.push_back(std::move(paper));
+  for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
+  Table training = training_table(report);
+  if (training.columns.size() > 1) tables.push_back(std::move(training));
+  Table runs = runs_table(report);
+  if (!runs.columns.empty()) tables.push_back(std::move(runs));
+  return tables;
+}
+
+}  // namespace report_detail
+}  // namespace yoke
