@@ -91,6 +91,14 @@ TEST(Safetensors, RoundTripKeepsValuesTypesShapesAndMetadataInTheStandardLayout)
   EXPECT_EQ(fs::file_size(p), 8 + len + 48);
 }
 
+// Two tensors whose byte ranges overlap: 4 bytes of x are y's too.
+fs::path overlapping_tensors_file(const std::string& name) {
+  return raw_file(name,
+                  R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+                  R"( "y": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
+                  12);
+}
+
 // The header alone: the same names, dtypes, shapes and byte ranges as the loaded file, and the
 // same refusals of a damaged one, without reading the data.
 TEST(Safetensors, TheIndexDescribesWhatLoadingReads) {
@@ -106,10 +114,7 @@ TEST(Safetensors, TheIndexDescribesWhatLoadingReads) {
   }
   EXPECT_EQ(index.metadata, back.metadata);
   EXPECT_EQ(index.data_start + 48, fs::file_size(p));  // a: 24 bytes, b: 24, c: none
-  const auto overlap = raw_file("index-overlap",
-                                R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
-                                R"( "y": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
-                                12);
+  const auto overlap = overlapping_tensors_file("index-overlap");
   EXPECT_NE(error_of([&] { read_safetensors_index(overlap.string()); }).find("tensors x and y overlap in the data"),
             std::string::npos);
 }
@@ -119,10 +124,7 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
   EXPECT_NE(error_of([&] { load_safetensors(past.string()); })
                 .find(past.string() + ": corrupt safetensors file: the header length (4096 bytes) runs past the end"),
             std::string::npos);
-  const auto overlap = raw_file("overlap",
-                                R"({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
-                                R"( "y": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
-                                12);
+  const auto overlap = overlapping_tensors_file("overlap");
   EXPECT_NE(error_of([&] { load_safetensors(overlap.string()); })
                 .find(overlap.string() + ": corrupt safetensors file: tensors x and y overlap in the data"),
             std::string::npos);
