@@ -25,7 +25,7 @@
 
 #include "decode/parallel_batches.h"
 #include "decode/search.h"
-#include "decode/text_io.h"
+#include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
 #include "store/model_store.h"
@@ -74,7 +74,9 @@ int main(int argc, char** argv) {
     auto m = load_model_for(Task::translate, model_dir);
     auto lines = read_lines(input);
     if (sentences > 0 && size_t(sentences) < lines.size()) lines.resize(size_t(sentences));
-    const auto sources = encode_sources(*m.model, m.src_vocab, lines);
+    TranslationRequest request;
+    request.lines = lines;
+    const auto sources = TranslationService(*m.model, m.src_vocab, m.tgt_vocab).encode(request).sources;
     if (!src_ids_out.empty()) write_ids(src_ids_out, sources);
     std::vector<size_t> order(sources.size());
     std::iota(order.begin(), order.end(), size_t(0));

@@ -1,21 +1,19 @@
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
+#include <functional>
 #include <iostream>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "cli/commands.h"
+#include "cli/line_stream.h"
 #include "cli/model_ensemble.h"
 #include "cli/options.h"
 #include "cli/scoring_input.h"
 #include "decode/force_decode.h"
 #include "decode/parallel_batches.h"
 #include "decode/shortlist.h"
-#include "decode/text_io.h"
+#include "decode/translation_service.h"
 #include "decode/translator.h"
-#include "decode/word_alignment.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -24,72 +22,6 @@
 namespace yoke::cli {
 
 namespace {
-
-// Lines of standard input as they come, for streaming: a thread reads them into a queue of at
-// most `capacity` lines; next_chunk hands over what has arrived (at least one line, waiting for
-// it, unless the input has ended), so a pipe or a person typing gets answers as soon as possible.
-class LineStream {
- public:
-  explicit LineStream(size_t capacity) : capacity_(capacity), reader_([this] { read(); }) {}
-  ~LineStream() {
-    // The reader ends at the end of input; when the command stops early it may be blocked in a read.
-    if (ended()) reader_.join();
-    else reader_.detach();
-  }
-  // Up to `capacity` lines; empty once the input has ended and every line was handed over.
-  std::vector<std::string> next_chunk() {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [&] { return !lines_.empty() || ended_; });
-    if (lines_.empty() && !error_.empty()) throw InputError(error_);  // after every line before it
-    std::vector<std::string> out(std::make_move_iterator(lines_.begin()), std::make_move_iterator(lines_.end()));
-    lines_.clear();
-    changed_.notify_all();
-    return out;
-  }
-
- private:
-  bool ended() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ended_;
-  }
-  // One line at a time as it arrives, each at most kMaxLineBytes (text/corpus.h): a stream without
-  // line breaks ends with an error instead of filling memory.
-  bool next_line(std::string& line, size_t line_no) {
-    line.clear();
-    std::streambuf* in = std::cin.rdbuf();
-    for (;;) {
-      const int c = in->sbumpc();
-      if (c == std::char_traits<char>::eof()) return !line.empty();
-      if (c == '\n') return true;
-      line.push_back(char(c));
-      if (line.size() > kMaxLineBytes) {
-        error_ = "standard input line " + std::to_string(line_no) + ": longer than " +
-                 std::to_string(kMaxLineBytes >> 20) + " MiB (a stream without line breaks?): one sentence per line";
-        return false;
-      }
-    }
-  }
-  void read() {
-    size_t line_no = 0;
-    for (std::string line; next_line(line, ++line_no);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return lines_.size() < capacity_; });
-      lines_.push_back(std::move(line));
-      changed_.notify_all();
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    ended_ = true;
-    changed_.notify_all();
-  }
-  const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<std::string> lines_;
-  bool ended_ = false;
-  std::string error_;  // why reading stopped early, raised once the lines before it are taken
-  std::thread reader_;
-};
 
 // Line `index` (0-based) of a file that must have one line per input line.
 const std::string& line_for(const std::vector<std::string>& lines, size_t index, const std::string& file,
@@ -110,12 +42,6 @@ std::vector<std::string> tab_separated(const std::string& line) {
               return s.find_first_not_of(" ") == std::string::npos;
             }),
             out.end());
-  return out;
-}
-
-std::vector<std::string> pieces_of(const Vocab& vocab, const std::vector<int>& ids) {
-  std::vector<std::string> out;
-  for (int id : ids) out.push_back(vocab.piece(id));
   return out;
 }
 
@@ -261,103 +187,70 @@ int cmd_translate(int argc, char** argv) {
   const std::vector<std::string> prefix_lines = prefix_file.empty() ? std::vector<std::string>{} : read_lines(prefix_file);
   const std::vector<std::string> constraint_lines =
       constraints_file.empty() ? std::vector<std::string>{} : read_lines(constraints_file);
-  const bool guided = !prefix_file.empty() || !constraints_file.empty();
-  // The plain search (greedy or beam, one translation per line) unless an option needs hypotheses.
-  const bool hypotheses = nbest > 0 || scores || so.alignment || so.sampling != Sampling::none || guided;
-  const size_t limit = m.max_source_subwords();
+  const TranslationService service(m.ensemble, src_vocab, tgt_vocab, batch_tokens);
+  const size_t limit = service.max_source_subwords();
   size_t translated = 0;
   const auto started = std::chrono::steady_clock::now();
-  std::optional<Progress> bar;  // a file's progress; a stream has no known end
-  std::function<void(size_t)> on_progress;
 
+  // One input line's output: its best translation, or its n-best list; TEXT, then SCORE when asked
+  // for, then the alignment, always the last field.
+  auto output_of = [&](const Translation& t) {
+    auto line = [&](const TranslatedHypothesis& h, bool with_score) {
+      std::string text = h.text;
+      if (with_score) text += " ||| " + format_score(h.score);
+      if (so.alignment) text += " ||| " + service.alignment_text(t, h, alignment_format);
+      return text + '\n';
+    };
+    std::string out;
+    if (nbest > 0) {
+      for (const auto& h : t.hypotheses) out += std::to_string(t.index) + " ||| " + line(h, true);
+      return out;
+    }
+    if (t.hypotheses.empty()) return std::string(scores ? " ||| -inf\n" : "\n");
+    return line(t.hypotheses.front(), scores);
+  };
   // Translates `lines` (input lines first_index, first_index + 1, …) and writes each line's output
   // to `os` in input order as soon as it and those before it are done.
-  auto translate_chunk = [&](const std::vector<std::string>& lines, size_t first_index, std::ostream& os) {
-    std::vector<std::vector<int>> sources(lines.size());
-    for (size_t i = 0; i < lines.size(); ++i) {
-      sources[i] = src_vocab.encode(lines[i]);
-      if (sources[i].size() > limit) {  // positions beyond the table do not exist
-        sources[i].resize(limit);
-        std::cerr << input_name << ":" << first_index + i + 1 << ": warning: longer than the model's " << limit
+  auto translate_chunk = [&](const std::vector<std::string>& lines, size_t first_index, std::ostream& os,
+                             const std::function<void(size_t)>& on_batch) {
+    TranslationRequest request;
+    request.lines = lines;
+    request.search = so;
+    request.nbest = std::max(1, nbest);
+    request.scores = scores || nbest > 0;  // an n-best list prints every score
+    request.first_index = first_index;
+    for (size_t i = 0; i < lines.size() && !prefix_file.empty(); ++i)
+      request.prefixes.push_back(line_for(prefix_lines, first_index + i, prefix_file, "--prefix-file"));
+    for (size_t i = 0; i < lines.size() && !constraints_file.empty(); ++i)
+      request.constraints.push_back(tab_separated(line_for(constraint_lines, first_index + i, constraints_file, "--constraints")));
+    TranslationProgress progress;
+    progress.on_batch = on_batch;
+    progress.on_ready = [&](const Translation& t) {
+      if (t.cut())
+        std::cerr << input_name << ":" << t.index + 1 << ": warning: longer than the model's " << limit
                   << " source positions; translated its first " << limit << " subwords only\n";
-      }
-    }
-    std::vector<TargetGuide> guides(guided ? lines.size() : 0);
-    for (size_t i = 0; i < guides.size(); ++i) {
-      if (!prefix_file.empty()) {
-        guides[i].prefix = tgt_vocab.encode(line_for(prefix_lines, first_index + i, prefix_file, "--prefix-file"));
-        // The target has as many positions as the source; a prefix that fills them leaves no room.
-        if (guides[i].prefix.size() >= limit)
-          std::cerr << prefix_file << ":" << first_index + i + 1 << ": warning: the prefix has " << guides[i].prefix.size()
-                    << " subwords, the model " << limit << " target positions: the output is the prefix cut to "
-                    << limit << " subwords, with nothing translated after it\n";
-      }
-      if (!constraints_file.empty())
-        for (const auto& phrase : tab_separated(line_for(constraint_lines, first_index + i, constraints_file, "--constraints")))
-          guides[i].constraints.push_back(tgt_vocab.encode(phrase));
-    }
-    // One input line's output lines, from its best translation or its hypotheses.
-    auto plain_text = [&](size_t, const std::vector<int>& best) { return tgt_vocab.decode(best) + '\n'; };
-    auto hypotheses_text = [&](size_t i, const std::vector<Hypothesis>& list) {
-      // TEXT, then SCORE when asked for, then the alignment: the alignment is always the last field.
-      auto line = [&](const Hypothesis& h, bool with_score) {
-        std::string text = tgt_vocab.decode(h.tokens);
-        if (with_score) text += " ||| " + format_score(h.score);
-        if (so.alignment)
-          text += " ||| " + format_alignment(h.attention, pieces_of(src_vocab, sources[i]), pieces_of(tgt_vocab, h.tokens),
-                                              alignment_format);
-        return text + '\n';
-      };
-      std::string out;
-      if (nbest > 0) {
-        for (const auto& h : list) out += std::to_string(first_index + i) + " ||| " + line(h, true);
-        return out;
-      }
-      if (list.empty()) return std::string(scores ? " ||| -inf\n" : "\n");
-      return line(list.front(), scores);
+      if (t.prefix_subwords >= limit)
+        std::cerr << prefix_file << ":" << t.index + 1 << ": warning: the prefix has " << t.prefix_subwords
+                  << " subwords, the model " << limit << " target positions: the output is the prefix cut to "
+                  << limit << " subwords, with nothing translated after it\n";
+      os << output_of(t);
+      if (streaming) os.flush();
     };
-    std::vector<std::string> texts(lines.size());
-    std::vector<bool> ready(lines.size(), false);
-    size_t next = 0;  // the first line not written yet
-    auto write_ready = [&](const std::vector<size_t>& done, auto&& results, auto&& text_of) {
-      for (size_t i : done) {
-        texts[i] = text_of(i, results[i]);
-        ready[i] = true;
-      }
-      const size_t before = next;
-      for (; next < lines.size() && ready[next]; ++next) os << texts[next];
-      if (next != before && streaming) os.flush();
-    };
-    if (hypotheses) {
-      TranslateExtras extras;
-      extras.guides = guided ? &guides : nullptr;
-      extras.first_index = first_index;
-      extras.on_results = [&](const std::vector<size_t>& done, const std::vector<std::vector<Hypothesis>>& results) {
-        write_ready(done, results, hypotheses_text);
-      };
-      translate_ids_nbest(m.ensemble, sources, so, std::max(1, nbest), batch_tokens, on_progress, extras);
-    } else {
-      // The plain search: the same translations as before streaming existed.
-      translate_ids(m.ensemble, sources, so, batch_tokens, on_progress,
-                    [&](const std::vector<size_t>& done, const std::vector<std::vector<int>>& results) {
-                      write_ready(done, results, plain_text);
-                    });
-    }
+    service.translate(request, progress);
     translated += lines.size();
   };
 
   auto run = [&](std::ostream& os) {
     if (!streaming) {
       const auto lines = read_lines(input);
-      bar.emplace("translate", double(lines.size()), "sent", 30.0);
-      on_progress = [&](size_t done) { bar->update(double(done)); };
-      translate_chunk(lines, 0, os);
-      bar->finish();
+      Progress bar("translate", double(lines.size()), "sent", 30.0);  // a stream has no known end
+      translate_chunk(lines, 0, os, [&](size_t done) { bar.update(double(done)); });
+      bar.finish();
       return;
     }
     LineStream stream{size_t(buffer_size)};
     for (auto chunk = stream.next_chunk(); !chunk.empty(); chunk = stream.next_chunk())
-      translate_chunk(chunk, translated, os);
+      translate_chunk(chunk, translated, os, {});
   };
   // An --output file appears whole or not at all; standard output is checked when the command
   // ends (cli/main.cpp).

@@ -1,5 +1,5 @@
 // Translation of many sentences as ids: sorted by length into batches (little padding), decoded,
-// and returned in input order. Text in and out: decode/text_io.h.
+// and returned in input order. Text in and out: decode/translation_service.h.
 #pragma once
 #include <functional>
 #include <string>

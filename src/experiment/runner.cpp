@@ -13,7 +13,7 @@
 #include "analysis/analyze_model.h"
 #include "analysis/gradient_shares.h"
 #include "decode/parallel_batches.h"
-#include "decode/text_io.h"
+#include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "eval/score_files.h"
 #include "eval/bleu_stats_file.h"
@@ -68,12 +68,17 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const Ru
   // As `yoke translate` decodes: on the CPU a worker per thread, batches by the one rule
   // (decode/translator.h); the translations are the same.
   so.workers = default_workers(cfg.threads);
+  const TranslationService service(*m.model, m.src_vocab, m.tgt_vocab);
   nlohmann::json tests = nlohmann::json::object();
   for (const auto& t : test_sets(cfg.data)) {
-    const auto src = read_lines(t.src);
-    Progress bar("translate " + t.name, double(src.size()), "sent", 30.0);
+    TranslationRequest request;
+    request.lines = read_lines(t.src);
+    request.search = so;
+    Progress bar("translate " + t.name, double(request.lines.size()), "sent", 30.0);
     const auto t0 = std::chrono::steady_clock::now();
-    auto hyp = translate_text(*m.model, m.src_vocab, m.tgt_vocab, src, so, default_batch_tokens(*m.model), [&](size_t d) { bar.update(double(d)); });
+    std::vector<std::string> hyp;
+    for (const auto& tr : service.translate(request, {[&](size_t d) { bar.update(double(d)); }, {}}))
+      hyp.push_back(tr.hypotheses.front().text);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
     std::string text;

@@ -6,7 +6,7 @@
 #include "config/key_ranges.h"
 
 #include "decode/force_decode.h"
-#include "decode/text_io.h"
+#include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
@@ -49,20 +49,18 @@ std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std:
   check_in_range("lenpen", s.lenpen);
   check_in_range("max_len_a", s.max_len_a);
   check_in_range("max_len_b", s.max_len_b);
-  if (s.nbest < 1 || s.nbest > std::max(1, s.beam))
-    throw InputError("nbest must be between 1 and the beam (" + std::to_string(s.beam) + ")");
-  SearchOptions so;
-  so.beam = s.beam;
-  so.lenpen = s.lenpen;
-  so.max_len_a = s.max_len_a;
-  so.max_len_b = s.max_len_b;
-  const auto lists = translate_ids_nbest(*m.model, encode_sources(*m.model, m.src_vocab, lines), so, s.nbest,
-                                         default_batch_tokens(*m.model));
+  TranslationRequest request;  // lines too long are cut to the model's positions, silently
+  request.lines = lines;
+  request.search.beam = s.beam;
+  request.search.lenpen = s.lenpen;
+  request.search.max_len_a = s.max_len_a;
+  request.search.max_len_b = s.max_len_b;
+  request.nbest = s.nbest;  // the service checks 1 ≤ nbest ≤ beam
+  request.scores = true;
   std::vector<std::vector<TextHypothesis>> out;
-  for (const auto& list : lists) {
-    const auto texts = as_text(m.tgt_vocab, list);
+  for (const auto& t : TranslationService(*m.model, m.src_vocab, m.tgt_vocab).translate(request)) {
     out.emplace_back();
-    for (size_t i = 0; i < list.size(); ++i) out.back().push_back({texts[i].text, list[i].score, list[i].log_prob});
+    for (const auto& h : t.hypotheses) out.back().push_back({h.text, h.score, h.log_prob});
   }
   return out;
 }
@@ -76,8 +74,10 @@ std::vector<PairScore> Model::score(const std::vector<std::string>& sources, con
     throw InputError("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) + " targets");
   std::vector<std::vector<int>> tgt;
   for (const auto& t : targets) tgt.push_back(m.tgt_vocab.encode(t));
-  const auto scored = force_decode(*m.model, encode_sources(*m.model, m.src_vocab, sources), tgt, lenpen,
-                                   default_batch_tokens(*m.model));
+  TranslationRequest request;  // sources encoded and cut as translate() does
+  request.lines = sources;
+  const auto encoded = TranslationService(*m.model, m.src_vocab, m.tgt_vocab).encode(request);
+  const auto scored = force_decode(*m.model, encoded.sources, tgt, lenpen, default_batch_tokens(*m.model));
   std::vector<PairScore> out;
   for (const auto& s : scored) out.push_back({s.token_log_probs, s.log_prob, s.score});
   return out;

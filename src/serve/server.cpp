@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decode/text_io.h"
+#include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
@@ -40,7 +40,8 @@ struct ServedModel {
   LoadedModel loaded;                // the first of an ensemble
   std::vector<LoadedModel> partners;  // the ensemble's other members
   std::mutex use;  // one decoding at a time: batches and generations take turns
-  std::unique_ptr<BatchingQueue> queue;  // translation models only
+  std::unique_ptr<TranslationService> service;  // translation models only: text to ids and back
+  std::unique_ptr<BatchingQueue> queue;          // decodes the ids of concurrent requests together
 };
 
 HttpResponse json_response(int status, const json& body) {
@@ -108,8 +109,11 @@ class Server {
         const std::string name = m.name;
         BatchingLimits limits = options.batching;
         if (limits.batch_tokens == 0) limits.batch_tokens = default_batch_tokens(*served->loaded.model);
+        const Ensemble decoded = ensemble ? *ensemble : Ensemble(*served->loaded.model);
+        served->service = std::make_unique<TranslationService>(decoded, served->loaded.src_vocab,
+                                                               served->loaded.tgt_vocab, limits.batch_tokens);
         served->queue = std::make_unique<BatchingQueue>(
-            ensemble ? *ensemble : Ensemble(*served->loaded.model), served->use, limits,
+            decoded, served->use, limits,
             [this, name](size_t sentences, size_t tokens) {
               metrics_.count_sentences(name, sentences, tokens);
               metrics_.count_batch(sentences);
@@ -284,41 +288,41 @@ class Server {
     } else {
       throw Refusal{400, "\"text\" must be a string or an array of strings"};
     }
-    SearchOptions so;
-    so.beam = int(integer_field(body, "beam", 5, 1, options_.max_beam));
-    const int nbest = int(integer_field(body, "nbest", 1, 1, so.beam));
-    so.lenpen = number_field(body, "lenpen", 1.0, 0.0, 10.0);
-    std::vector<std::vector<int>> sources;
-    try {
-      sources = encode_sources_within(m.loaded.src_vocab, lines,
-                                      std::min(options_.max_sentence_subwords, max_source_subwords(*m.loaded.model)));
-    } catch (const SourceTooLong& e) {
-      throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
-    }
-    std::vector<TargetGuide> guides;
+    TranslationRequest request;
+    request.lines = std::move(lines);
+    request.search.beam = int(integer_field(body, "beam", 5, 1, options_.max_beam));
+    request.nbest = int(integer_field(body, "nbest", 1, 1, request.search.beam));
+    request.search.lenpen = number_field(body, "lenpen", 1.0, 0.0, 10.0);
+    request.scores = true;
+    request.long_lines = LongLines::refuse;
+    request.max_source_subwords = options_.max_sentence_subwords;
     if (body.contains("prefix")) {
       const json& prefix = body["prefix"];
       const bool one = text.is_string();
-      if (one ? !prefix.is_string() : !(prefix.is_array() && prefix.size() == lines.size()))
+      if (one ? !prefix.is_string() : !(prefix.is_array() && prefix.size() == request.lines.size()))
         throw Refusal{400, one ? "\"prefix\" must be a string, as \"text\" is"
                                : "\"prefix\" must be an array of strings, one per text"};
-      for (size_t i = 0; i < lines.size(); ++i) {
+      for (size_t i = 0; i < request.lines.size(); ++i) {
         const json& p = one ? prefix : prefix[i];
         if (!p.is_string()) throw Refusal{400, "prefix[" + std::to_string(i) + "] is not a string"};
-        guides.push_back({m.loaded.tgt_vocab.encode(p.get<std::string>()), {}});
-        if (guides.back().prefix.size() >= options_.max_sentence_subwords)
-          throw Refusal{413, "prefix[" + std::to_string(i) + "] is too long (see --max-sentence-subwords)"};
+        request.prefixes.push_back(p.get<std::string>());
       }
     }
-    auto lists = m.queue->submit(std::move(sources), so, nbest, std::move(guides)).get();
+    EncodedRequest encoded;
+    try {
+      encoded = m.service->encode(request);
+    } catch (const TooLong& e) {
+      throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
+    }
+    const auto lists = m.queue->submit(encoded.sources, encoded.search, encoded.nbest, encoded.guides).get();
     json translations = json::array();
-    for (const auto& list : lists) {
-      const auto texts = as_text(m.loaded.tgt_vocab, list);
-      json t = {{"text", texts.empty() ? "" : texts.front().text},
-                {"score", texts.empty() ? json(nullptr) : json(texts.front().score)}};
-      if (nbest > 1) {
+    for (size_t i = 0; i < lists.size(); ++i) {
+      const Translation tr = m.service->finish(encoded, i, lists[i]);
+      const auto& hs = tr.hypotheses;
+      json t = {{"text", hs.empty() ? "" : hs.front().text}, {"score", hs.empty() ? json(nullptr) : json(hs.front().score)}};
+      if (request.nbest > 1) {
         json all = json::array();
-        for (const auto& h : texts) all.push_back({{"text", h.text}, {"score", h.score}});
+        for (const auto& h : hs) all.push_back({{"text", h.text}, {"score", h.score}});
         t["nbest"] = all;
       }
       translations.push_back(t);

@@ -7,12 +7,6 @@
 
 namespace yoke {
 
-size_t LoadedEnsemble::max_source_subwords() const {
-  int64_t positions = first().model->spec().max_positions;
-  for (const auto& m : members) positions = std::min(positions, m.model->spec().max_positions);
-  return size_t(positions) - 1;
-}
-
 std::string LoadedEnsemble::checkpoints() const {
   std::string out;
   for (const auto& m : members) out += (out.empty() ? "" : ", ") + m.checkpoint;

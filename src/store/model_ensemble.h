@@ -13,7 +13,6 @@ struct LoadedEnsemble {
   std::vector<LoadedModel> members;
   Ensemble ensemble;  // over the members' models, weights normalised to sum 1
   const LoadedModel& first() const { return members.front(); }
-  size_t max_source_subwords() const;  // the fewest source positions of any member, less eos
   std::string checkpoints() const;     // the members' checkpoint files, for logs
 };
 
