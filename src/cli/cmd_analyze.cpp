@@ -92,9 +92,7 @@ int cmd_analyze(int argc, char** argv) {
   std::string against_dir, against_checkpoint;
   cmd.add_option("--against", against_dir, "an untied model (tie none) of the same vocabulary to compare --model's tied matrix with")
       ->type_name("DIR");
-  cmd.add_option("--against-checkpoint", against_checkpoint, "checkpoint file in the --against DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(cmd, against_checkpoint, "checkpoint file in the --against DIR", "--against-checkpoint");
   add_value(cmd, "--knn-words", options.knn_words, "N", "--against: random words whose 10 nearest neighbours are compared")
       ->capture_default_str();
   std::string hyp, ref;

@@ -50,9 +50,7 @@ int cmd_export(int argc, char** argv) {
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
   cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx", "hf"}))
       ->capture_default_str();
-  cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(cmd, checkpoint, "checkpoint file in DIR");
   if (!cmd.read(argc, argv)) return 0;
   if (format == "onnx") {
     const PythonExporter exporter = find_onnx_exporter();  // before any work: a missing package is named at once

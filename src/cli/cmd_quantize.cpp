@@ -27,9 +27,7 @@ int cmd_quantize(int argc, char** argv) {
       ->required();
   bool force = false;
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
-  cmd.add_option("--checkpoint", checkpoint, "checkpoint file in DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(cmd, checkpoint, "checkpoint file in DIR");
   if (!cmd.read(argc, argv)) return 0;
   if (std::filesystem::weakly_canonical(dir) == std::filesystem::weakly_canonical(out))
     throw InputError("--out must differ from --model (" + out + ")");

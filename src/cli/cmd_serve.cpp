@@ -42,9 +42,7 @@ int cmd_serve(int argc, char** argv) {
                "a model directory to serve, named NAME in requests (default: the directory's name); several\n"
                "comma-separated translation models are served as one ensemble (equal weights)")
       ->required();
-  cmd.add_option("--checkpoint", checkpoint, "checkpoint file in each DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(cmd, checkpoint, "checkpoint file in each DIR");
   cmd.add_option("--device", device, "cpu, cuda or auto (a GPU when there is one)")->type_name("D")->capture_default_str();
   cmd.add_option("--host", o.host, "address to listen on")->type_name("HOST")->capture_default_str();
   add_value(cmd, "--port", o.port, "P", "port to listen on; 0 = any free port (logged)")->capture_default_str();

@@ -12,9 +12,7 @@ void add_ensemble_options(CLI::App& app, EnsembleOptions& o) {
                "log-probabilities are averaged at every step (the models must share the vocabularies; their\n"
                "architectures and estimators may differ)")
       ->required();
-  app.add_option("--checkpoint", o.checkpoint, "checkpoint file in each DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(app, o.checkpoint, "checkpoint file in each DIR");
   app.add_option("--device", o.device, "cpu, cuda or auto (a GPU when there is one)")->type_name("D")->capture_default_str();
   app.add_option("--weights", o.weights, "ensemble weights, one per --model, comma-separated (normalised to sum 1)")
       ->type_name("W,W,…")

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/key_ranges.h"
+#include "store/model_files.h"
 #include "decode/translator.h"
 #include "util/error.h"
 #include "util/spelling.h"
@@ -164,11 +165,16 @@ std::string Command::require(const CLI::Option* option) const {
   return option->as<std::string>();
 }
 
+CLI::Option* add_checkpoint_option(CLI::App& app, std::string& checkpoint, const std::string& help,
+                                   const std::string& name) {
+  return app.add_option(name, checkpoint, help)
+      ->type_name("NAME")
+      ->default_str(std::string(kCheckpointBest) + ", else " + kCheckpointLast);
+}
+
 void add_model_options(CLI::App& app, ModelOptions& model, bool with_device) {
   app.add_option("--model", model.dir, "model directory (the save_dir of `yoke train`)")->type_name("DIR")->required();
-  app.add_option("--checkpoint", model.checkpoint, "checkpoint file in DIR")
-      ->type_name("NAME")
-      ->default_str("checkpoint_best.ykp, else checkpoint_last.ykp");
+  add_checkpoint_option(app, model.checkpoint, "checkpoint file in DIR");
   if (with_device)
     app.add_option("--device", model.device, "cpu, cuda or auto (a GPU when there is one)")
         ->type_name("D")

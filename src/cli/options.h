@@ -45,6 +45,10 @@ struct ModelOptions {
   std::string dir, checkpoint, device = "cpu";
 };
 void add_model_options(CLI::App& app, ModelOptions& model, bool with_device);
+// --checkpoint NAME (or another name) with its default as --help shows it: the model directory's
+// rule (store/model_store.h: checkpoint_best, else checkpoint_last).
+CLI::Option* add_checkpoint_option(CLI::App& app, std::string& checkpoint, const std::string& help,
+                                   const std::string& name = "--checkpoint");
 
 // A check that an option's value lies in the range of the config key it stands for
 // (config/key_ranges.h: --beam as beam, --lenpen as lenpen, ...); NaN never. The error names the
