@@ -6,6 +6,7 @@
 #include "config/key_ranges.h"
 
 #include "decode/force_decode.h"
+#include "decode/scoring_pairs.h"
 #include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
@@ -70,14 +71,10 @@ std::vector<PairScore> Model::score(const std::vector<std::string>& sources, con
   auto& m = m_->m;
   if (m.config.task != Task::translate) throw InputError("score needs a translation model; this is a language model");
   check_in_range("lenpen", lenpen);
-  if (sources.size() != targets.size())
-    throw InputError("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) + " targets");
-  std::vector<std::vector<int>> tgt;
-  for (const auto& t : targets) tgt.push_back(m.tgt_vocab.encode(t));
-  TranslationRequest request;  // sources encoded and cut as translate() does
-  request.lines = sources;
-  const auto encoded = TranslationService(*m.model, m.src_vocab, m.tgt_vocab).encode(request);
-  const auto scored = force_decode(*m.model, encoded.sources, tgt, lenpen, default_batch_tokens(*m.model));
+  // As `yoke score-pairs` encodes them: the counts must agree, and a pair too long for the model
+  // is refused (a score of a cut sentence would mislead), naming the list and the 1-based line.
+  const auto pairs = encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, sources, "sources", targets, "targets");
+  const auto scored = force_decode(*m.model, pairs.sources, pairs.targets, lenpen, default_batch_tokens(*m.model));
   std::vector<PairScore> out;
   for (const auto& s : scored) out.push_back({s.token_log_probs, s.log_prob, s.score});
   return out;

@@ -147,6 +147,9 @@ def main():
             (lambda: model.translate(sentences, lenpen=float("nan")), "lenpen must be in [0, 10], got nan"),
             (lambda: model.translate(sentences, lenpen=-100.0), "lenpen must be in [0, 10]"),
             (lambda: model.score(sentences[:1], sentences[:1], lenpen=-1.0), "lenpen must be in [0, 10]"),
+            # As `yoke score-pairs`: a pair too long for the model is refused, not scored cut.
+            (lambda: model.score([" ".join(["kate"] * 1100)], sentences[:1]), "sources:1: the source has"),
+            (lambda: model.score(sentences[:2], sentences[:1]), "sources has 2 lines but targets has 1"),
             (lambda: lm_model.generate("kate", temperature=float("nan")), "temperature must be a number"),
             (lambda: lm_model.generate("kate", temperature=-1.0), "temperature must be a number"),
             (lambda: lm_model.generate("kate", top_p=float("nan")), "top-p must be in (0, 1]"),

@@ -1,5 +1,5 @@
-// The inputs of forced decoding on the command line (`yoke score-pairs`, `yoke translate
-// --force-decode`): source and target lines turned into ids, with errors that name file and line.
+// The inputs of forced decoding (`yoke score-pairs`, `yoke translate --force-decode`, the Python
+// module's score): source and target lines turned into ids, with errors that name file and line.
 #pragma once
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "model/transformer.h"
 #include "text/vocab.h"
 
-namespace yoke::cli {
+namespace yoke {
 
 struct ScoringPairs {
   std::vector<std::vector<int>> sources, targets;  // ids without eos
@@ -29,4 +29,4 @@ ScoringPairs encode_nbest_pairs(const Transformer& model, const Vocab& src_vocab
 // Scores as printed: fixed point with 6 decimals (enough to compare to 1e-4).
 std::string format_score(double score);
 
-}  // namespace yoke::cli
+}  // namespace yoke

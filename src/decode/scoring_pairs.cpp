@@ -1,11 +1,11 @@
-#include "cli/scoring_input.h"
+#include "decode/scoring_pairs.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "util/error.h"
 
-namespace yoke::cli {
+namespace yoke {
 namespace {
 
 std::vector<int> encode_checked(const Transformer& model, const Vocab& vocab, const std::string& line,
@@ -74,4 +74,4 @@ std::string format_score(double score) {
   return buf;
 }
 
-}  // namespace yoke::cli
+}  // namespace yoke
