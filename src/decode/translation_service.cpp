@@ -1,6 +1,7 @@
 #include "decode/translation_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "decode/translator.h"
@@ -87,8 +88,12 @@ Translation TranslationService::finish(const EncodedRequest& enc, size_t i, cons
 }
 
 std::vector<Translation> TranslationService::translate(const TranslationRequest& request,
-                                                       const TranslationProgress& progress) const {
+                                                       const TranslationProgress& progress,
+                                                       TranslationTimings* timings) const {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   const EncodedRequest enc = encode(request);
+  const auto encoded = Clock::now();
   const size_t n = enc.sources.size();
   std::vector<Translation> out(n);
   std::vector<bool> ready(n, false);
@@ -113,6 +118,16 @@ std::vector<Translation> TranslationService::translate(const TranslationRequest&
       deliver(done);
     };
     translate_ids_nbest(model_, enc.sources, enc.search, enc.nbest, batch_tokens_, progress.on_batch, extras);
+  }
+  if (timings) {
+    *timings = {};
+    timings->encode_seconds = std::chrono::duration<double>(encoded - started).count();
+    timings->search_seconds = std::chrono::duration<double>(Clock::now() - encoded).count();
+    timings->sentences = n;
+    for (size_t i = 0; i < n; ++i) {
+      timings->source_subwords += enc.sources[i].size();
+      if (!out[i].hypotheses.empty()) timings->target_subwords += out[i].hypotheses.front().tokens.size();
+    }
   }
   return out;
 }

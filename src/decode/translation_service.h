@@ -1,6 +1,7 @@
 // Translation as a service, in CTranslate2's Translator shape: a request of raw lines (with search
 // options, prefixes, constraints and a policy for lines too long) goes in; one Translation per
-// line comes out, in input order, decoded in batches spread over workers (decode/translator.h).
+// line comes out, in input order, decoded in batches spread over workers (decode/translator.h),
+// with the call's timings.
 // `yoke translate`, `yoke serve`, `import yoke` and the experiment runner are adapters over it,
 // so a line is encoded, limited, searched and written back the same way wherever it comes from.
 // The server batches across requests itself (serve/batching_queue.h): it calls encode(), decodes
@@ -72,6 +73,15 @@ struct EncodedRequest {
   size_t first_index = 0;
 };
 
+// What one translate() call took: wall-clock seconds of its two stages, and what it handled.
+struct TranslationTimings {
+  double encode_seconds = 0;  // text to ids: sources, prefixes, constraints
+  double search_seconds = 0;  // the batched search, and the hypotheses back to text
+  size_t sentences = 0, source_subwords = 0;  // source subwords as searched (after any cut)
+  size_t target_subwords = 0;                 // of each line's best hypothesis
+  double seconds() const { return encode_seconds + search_seconds; }
+};
+
 struct TranslationProgress {
   std::function<void(size_t done)> on_batch;  // sentences decoded so far, after each batch
   // Each Translation, in input order, as soon as it and every one before it are done (streaming).
@@ -83,8 +93,10 @@ class TranslationService {
   // `batch_tokens` 0: default_batch_tokens. The models and vocabularies must outlive the service.
   TranslationService(Ensemble model, const Vocab& src_vocab, const Vocab& tgt_vocab, int batch_tokens = 0);
 
-  // Every line translated, in input order. Throws TooLong (LongLines::refuse) or InputError.
-  std::vector<Translation> translate(const TranslationRequest& request, const TranslationProgress& progress = {}) const;
+  // Every line translated, in input order, and what it took when `timings` is given. Throws TooLong
+  // (LongLines::refuse) or InputError.
+  std::vector<Translation> translate(const TranslationRequest& request, const TranslationProgress& progress = {},
+                                     TranslationTimings* timings = nullptr) const;
 
   // The steps of translate(), for a caller that decodes the ids itself (the server's queue).
   EncodedRequest encode(const TranslationRequest& request) const;

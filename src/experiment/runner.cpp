@@ -75,11 +75,11 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const Ru
     request.lines = read_lines(t.src);
     request.search = so;
     Progress bar("translate " + t.name, double(request.lines.size()), "sent", 30.0);
-    const auto t0 = std::chrono::steady_clock::now();
+    TranslationTimings timings;
     std::vector<std::string> hyp;
-    for (const auto& tr : service.translate(request, {[&](size_t d) { bar.update(double(d)); }, {}}))
+    for (const auto& tr : service.translate(request, {[&](size_t d) { bar.update(double(d)); }, {}}, &timings))
       hyp.push_back(tr.hypotheses.front().text);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = timings.seconds();
     bar.finish();
     std::string text;
     for (const auto& h : hyp) text += h + "\n";

@@ -37,10 +37,16 @@ TEST(TranslationService, ThePlainSearchComesBackInInputOrder) {
   request.first_index = 100;
   std::vector<size_t> handed;
   size_t last_done = 0;
+  TranslationTimings timings;
   const auto out = f.service.translate(
-      request, {[&](size_t done) { last_done = done; }, [&](const Translation& t) { handed.push_back(t.index); }});
+      request, {[&](size_t done) { last_done = done; }, [&](const Translation& t) { handed.push_back(t.index); }},
+      &timings);
   ASSERT_EQ(out.size(), f.lines.size());
   EXPECT_EQ(last_done, f.lines.size());
+  EXPECT_EQ(timings.sentences, f.lines.size());
+  EXPECT_GT(timings.search_seconds, 0.0);
+  EXPECT_GE(timings.encode_seconds, 0.0);
+  size_t source_subwords = 0, target_subwords = 0;
   const auto ids = translate_ids(*f.m.model, f.service.encode(request).sources, request.search, default_batch_tokens(*f.m.model));
   for (size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(handed.at(i), 100 + i);
@@ -50,7 +56,11 @@ TEST(TranslationService, ThePlainSearchComesBackInInputOrder) {
     EXPECT_EQ(out[i].hypotheses[0].text, f.m.tgt_vocab.decode(ids[i]));
     EXPECT_TRUE(std::isnan(out[i].hypotheses[0].score));
     EXPECT_FALSE(out[i].cut());
+    source_subwords += out[i].source.size();
+    target_subwords += ids[i].size();
   }
+  EXPECT_EQ(timings.source_subwords, source_subwords);
+  EXPECT_EQ(timings.target_subwords, target_subwords);
 }
 
 // Asking for scores takes the n-best route: the same best translations, now scored, and an n-best
