@@ -48,17 +48,17 @@ EncodedRequest TranslationService::encode(const TranslationRequest& request) con
   enc.search = request.search;
   enc.nbest = request.nbest;
   enc.first_index = request.first_index;
-  enc.limit = max_source_subwords();
-  if (request.max_source_subwords > 0) enc.limit = std::min(enc.limit, request.max_source_subwords);
+  size_t limit = max_source_subwords();
+  if (request.max_source_subwords > 0) limit = std::min(limit, request.max_source_subwords);
   const bool refuse = request.long_lines == LongLines::refuse;
   enc.sources.resize(n);
   enc.source_subwords.resize(n);
   for (size_t i = 0; i < n; ++i) {
     enc.sources[i] = src_vocab_.encode(request.lines[i]);
     enc.source_subwords[i] = enc.sources[i].size();
-    if (enc.sources[i].size() > enc.limit) {  // positions beyond the table do not exist
-      if (refuse) throw TooLong("text", i, enc.sources[i].size(), enc.limit);
-      enc.sources[i].resize(enc.limit);
+    if (enc.sources[i].size() > limit) {  // positions beyond the table do not exist
+      if (refuse) throw TooLong("text", i, enc.sources[i].size(), limit);
+      enc.sources[i].resize(limit);
     }
   }
   const bool guided = !request.prefixes.empty() || !request.constraints.empty();
@@ -66,8 +66,8 @@ EncodedRequest TranslationService::encode(const TranslationRequest& request) con
   for (size_t i = 0; i < n && !request.prefixes.empty(); ++i) {
     enc.guides[i].prefix = tgt_vocab_.encode(request.prefixes[i]);
     // The target has as many positions as the source: a prefix that fills them leaves no room.
-    if (refuse && enc.guides[i].prefix.size() >= enc.limit)
-      throw TooLong("prefix", i, enc.guides[i].prefix.size(), enc.limit - 1);
+    if (refuse && enc.guides[i].prefix.size() >= limit)
+      throw TooLong("prefix", i, enc.guides[i].prefix.size(), limit - 1);
   }
   for (size_t i = 0; i < n && !request.constraints.empty(); ++i)
     for (const auto& phrase : request.constraints[i]) enc.guides[i].constraints.push_back(tgt_vocab_.encode(phrase));

@@ -66,7 +66,6 @@ struct EncodedRequest {
   std::vector<std::vector<int>> sources;
   std::vector<TargetGuide> guides;   // empty, or one per line
   std::vector<size_t> source_subwords;  // before any cut
-  size_t limit = 0;                  // the source subwords allowed
   SearchOptions search;
   int nbest = 1;
   bool plain = true;                 // the plain search, without hypotheses' scores
@@ -107,8 +106,6 @@ class TranslationService {
 
   // The most source subwords the model has positions for (one goes to eos); an ensemble's fewest.
   size_t max_source_subwords() const;
-  const Vocab& source_vocab() const { return src_vocab_; }
-  const Vocab& target_vocab() const { return tgt_vocab_; }
 
  private:
   Ensemble model_;  // pointers to the models and their weights
