@@ -8,6 +8,7 @@
 #include "util/error.h"
 #include "util/staged_dir.h"
 #include "util/subprocess.h"
+#include "util/remove_tree.h"
 
 namespace fs = std::filesystem;
 
@@ -87,7 +88,8 @@ ExportResult export_with_python(const std::string& model_dir, const std::string&
   if (status != 0)
     throw InputError("--format " + exporter.format + ": " + exporter.python + " " + exporter.script +
                      " failed (exit status " + std::to_string(status) + "; its message is above)");
-  fs::remove_all(weights);
+  if (const std::string failed = remove_tree(weights.string()); !failed.empty())
+    throw InputError("cannot remove the intermediate weights: " + failed);
   r.files.clear();
   for (const auto& entry : fs::recursive_directory_iterator(staged.path())) {
     const auto name = fs::relative(entry.path(), staged.path()).string();

@@ -27,6 +27,7 @@
 #include "util/error.h"
 #include "util/json_file.h"
 #include "util/progress.h"
+#include "util/remove_tree.h"
 
 namespace yoke {
 namespace {
@@ -509,7 +510,7 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   // What a killed prepare left behind (only this lock's holder builds here).
   for (const auto& e : fs::directory_iterator(parent, ec))
     if (const auto f = e.path().filename().string(); f.rfind(name + ".building", 0) == 0 || f.rfind(name + ".replaced", 0) == 0)
-      fs::remove_all(e.path(), ec);
+      remove_tree(e.path().string());
   if (fs::exists(out)) {
     if (!fs::is_directory(out)) throw input_error(opts.out_dir, 0, "exists and is not a directory");
     if (!fs::is_empty(out) && !opts.force)
@@ -528,13 +529,13 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   try {
     meta = prepare_into(build, log);
   } catch (...) {
-    fs::remove_all(build.out_dir, ec);
+    remove_tree(build.out_dir);
     throw;
   }
   const fs::path replaced = parent / (name + ".replaced" + pid);
   if (fs::exists(out)) fs::rename(out, replaced);
   fs::rename(build.out_dir, out);
-  fs::remove_all(replaced, ec);
+  remove_tree(replaced.string());
   return meta;
 }
 

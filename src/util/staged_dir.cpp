@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "util/error.h"
+#include "util/remove_tree.h"
 
 namespace fs = std::filesystem;
 
@@ -40,7 +41,7 @@ void remove_stale_siblings(const fs::path& out) {
       if (f.rfind(prefix, 0) != 0) continue;
       const std::string pid = f.substr(prefix.size());
       if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (::kill(pid_t(std::stol(pid)), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+      if (::kill(pid_t(std::stol(pid)), 0) != 0 && errno == ESRCH) remove_tree(e.path().string());
     }
   }
 }
@@ -66,15 +67,14 @@ StagedDirectory::StagedDirectory(const std::string& out, bool replace, const std
   }
   staging_ = sibling(out, "partial").string();
   remove_stale_siblings(out);
-  fs::remove_all(staging_, ec);  // left by an earlier process with the same pid
+  remove_tree(staging_);  // left by an earlier process with the same pid
   fs::create_directories(staging_, ec);
   if (ec) throw input_error(staging_, 0, "cannot create the directory to write into: " + ec.message());
 }
 
 StagedDirectory::~StagedDirectory() {
   if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(staging_, ec);
+  remove_tree(staging_);
 }
 
 bool StagedDirectory::commit() {
@@ -85,7 +85,7 @@ bool StagedDirectory::commit() {
     if (!replace_ && !fs::is_empty(out_, ec))
       throw input_error(out_, 0, "was filled while it was being written; nothing was replaced");
     old = sibling(out_, "replaced");
-    fs::remove_all(old, ec);
+    remove_tree(old.string());
     fs::rename(out_, old, ec);
     if (ec) throw input_error(out_, 0, "cannot move the old directory aside: " + ec.message());
   } else if (const auto parent = fs::path(out_).lexically_normal().parent_path(); !parent.empty()) {
@@ -97,7 +97,7 @@ bool StagedDirectory::commit() {
     throw input_error(out_, 0, "cannot put the written directory in place: " + ec.message());
   }
   committed_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
+  if (!old.empty()) remove_tree(old.string());
   return existed;
 }
 

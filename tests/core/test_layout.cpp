@@ -80,3 +80,24 @@ TEST(Layout, TheArchitecturePageNamesEveryRoomInOrderAndOnlyFilesThatExist) {
 }
 
 }  // namespace
+
+// The PyTorch wheel's libtorch.so (the GPU build) shadows std::filesystem::remove_all with a copy
+// that crashes when it recurses; src/ removes trees through util/remove_tree.h. CI links Debian's
+// LibTorch, where remove_all works, so only this check keeps a new call from reaching the GPU.
+TEST(Layout, NoSourceCallsFilesystemRemoveAll) {
+  const fs::path src = fs::path(YOKE_SOURCE_DIR) / "src";
+  const std::regex call(R"(\bremove_all\s*\()");
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path());
+    size_t no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++no;
+      const std::string code = line.substr(0, line.find("//"));
+      EXPECT_FALSE(std::regex_search(code, call)) << e.path().string() << ":" << no << ": " << line;
+    }
+  }
+  EXPECT_GT(files, 50u);
+}
