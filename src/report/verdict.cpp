@@ -59,7 +59,12 @@ Verdict decide(const VerdictInput& in) {
       return {"inconclusive", std::string(excludes_0 ? "the interval excludes 0" : "the interval excludes the seed's " + num(e)) +
                                   ", but not every run converged"};
     if (excludes_0 && same_sign && !excludes_e) return {"reproduced", "the interval excludes 0 and holds the seed's " + num(e)};
-    if (excludes_0 && same_sign) return {"reproduced", "same direction, the interval excludes 0 (the effect is smaller than the seed's " + num(e) + ")"};
+    if (excludes_0 && same_sign) {
+      // The interval excludes the seed's effect on one side: all of it beyond e, or all short of it.
+      const bool larger = std::abs(in.delta) > std::abs(e);
+      return {"reproduced", std::string("same direction, the interval excludes 0 (the effect is ") + (larger ? "larger" : "smaller") +
+                                " than the seed's " + num(e) + ")"};
+    }
     if (excludes_e) return {"contradicted", "the interval excludes the seed's " + num(e)};
     return {"inconclusive", "the interval holds 0 and the seed's " + num(e) + "; " + need_text(in, e)};
   }

@@ -63,6 +63,23 @@ TEST(Verdict, BothClaimsAreReadFromTheOneInterval) {
   EXPECT_FALSE(decided(v));
 }
 
+TEST(Verdict, AnEffectBeyondTheSeedsInItsDirectionIsReproducedAndSaysLarger) {
+  // Δ +2.5, SE 0.5, 4 df, one comparison: the 95% interval [+1.11, +3.89] excludes 0 and the seed's
+  // +0.44 from above; the direction is the seed's, so reproduced, and the reason says "larger".
+  VerdictInput v = comparison(2.5, 0.5, 4, 1);
+  v.expected = 0.44;
+  ASSERT_GT(verdict_interval(v).low, 0.44);
+  Verdict d = decide(v);
+  EXPECT_EQ(d.verdict, "reproduced");
+  EXPECT_NE(d.why.find("larger than the seed's"), std::string::npos) << d.why;
+  // The same interval short of a seed's +5: smaller.
+  v.expected = 5.0;
+  ASSERT_LT(verdict_interval(v).high, 5.0);
+  d = decide(v);
+  EXPECT_EQ(d.verdict, "reproduced");
+  EXPECT_NE(d.why.find("smaller than the seed's"), std::string::npos) << d.why;
+}
+
 TEST(Verdict, UnconvergedRunsDecideNothing) {
   VerdictInput v = comparison(2.0, 0.4, 4, 1);
   v.converged = false;
