@@ -95,8 +95,8 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   for (const auto& v : in.variant_order) if (first.count(v)) variants.push_back(v);
   const std::string metric = in.metric;
   for (const auto& r : in.runs)
-    for (const auto& [test, m] : r.metrics.at("tests").items())
-      if (m.contains(metric)) values[test][r.variant].push_back(m.at(metric).get<double>());
+    for (const auto& [test, t] : r.tests)
+      if (const auto v = r.score(test, metric)) values[test][r.variant].push_back(*v);
   std::vector<Series> bars;
   std::vector<std::vector<double>> errors;
   for (const auto& [test, per_variant] : values) {

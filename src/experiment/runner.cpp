@@ -58,8 +58,8 @@ std::vector<TestSet> test_sets(const std::string& data_dir) {
 }
 
 // Translates and scores every test set of the run's data with the finished model.
-nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const RunDir& dir, const LoadedModel& m,
-                                   std::ostream& log) {
+std::map<std::string, TestResult> translate_and_score(const Grid& grid, const Config& cfg, const RunDir& dir,
+                                                     const LoadedModel& m, std::ostream& log) {
   SearchOptions so;
   so.beam = grid.beam;
   so.lenpen = grid.lenpen;
@@ -69,7 +69,7 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const Ru
   // (decode/translator.h); the translations are the same.
   so.workers = default_workers(cfg.threads);
   const TranslationService service(*m.model, m.src_vocab, m.tgt_vocab);
-  nlohmann::json tests = nlohmann::json::object();
+  std::map<std::string, TestResult> tests;
   for (const auto& t : test_sets(cfg.data)) {
     TranslationRequest request;
     request.lines = read_lines(t.src);
@@ -90,10 +90,12 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const Ru
     // reported again without the references.
     const auto stats_path = dir.bleu_stats(t.name);
     write_bleu_stats(stats_path.string(), bleu_stats_of(hyp, read_lines(t.ref), hyp_path.string()));
-    // Only scores are numbers here: the report tabulates every number of a test.
-    tests[t.name] = {{"bleu", s.at("bleu")}, {"chrf", s.at("chrf")}, {"chrf_pp", s.at("chrf_pp")},
-                     {"decoding", {{"seconds", seconds}, {"beam", grid.beam}}}, {"hyp", hyp_path.filename().string()},
-                     {"bleu_stats", stats_path.filename().string()}, {"ref", t.ref}};
+    TestResult& r = tests[t.name];
+    for (const char* metric : {"bleu", "chrf", "chrf_pp"}) r.scores[metric] = s.at(metric).get<double>();
+    r.decoding = {{"seconds", seconds}, {"beam", grid.beam}};
+    r.hyp = hyp_path.filename().string();
+    r.bleu_stats = stats_path.filename().string();
+    r.ref = t.ref;
     log << "  " << t.name << ": BLEU " << s.at("bleu").get<double>() << ", chrF " << s.at("chrf").get<double>() << " (beam "
         << grid.beam << ", " << format_duration(seconds) << ")" << std::endl;
   }
@@ -102,9 +104,10 @@ nlohmann::json translate_and_score(const Grid& grid, const Config& cfg, const Ru
 
 // A language model's scores: perplexity of every test text of its data, scored as it was trained,
 // and each line's NLL (nll.<test>.tsv.gz), from which the report counts the test set's noise.
-nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, const RunDir& dir, std::ostream& log) {
+std::map<std::string, TestResult> perplexity_of_tests(const Config& cfg, const LoadedModel& m, const RunDir& dir,
+                                                     std::ostream& log) {
   const auto meta = DataMeta::read(cfg.data);
-  nlohmann::json tests = nlohmann::json::object();
+  std::map<std::string, TestResult> tests;
   for (const auto& s : meta.tests()) {
     // An LM data directory has the text; an LM on a parallel corpus reads its target side.
     const std::string path = meta.path(s.text.empty() ? s.tgt_text : s.text);
@@ -118,10 +121,11 @@ nlohmann::json perplexity_of_tests(const Config& cfg, const LoadedModel& m, cons
     lines.subwords.assign(p.line_subwords.begin(), p.line_subwords.end());
     lines.words.assign(p.line_words.begin(), p.line_words.end());
     write_sentence_nll(nll_path.string(), lines);
-    // Only scores are numbers here: the report tabulates every number of a test.
-    tests[name] = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()}, {"nll", nll_path.filename().string()},
-                   {"scoring", {{"text", path}, {"subwords", p.subwords}, {"words", p.words}, {"block", p.block},
-                                {"stride", p.stride}, {"how", p.scoring()}, {"seconds", seconds}}}};
+    TestResult& r = tests[name];
+    r.scores = {{"ppl", p.per_subword()}, {"ppl_word", p.per_word()}};
+    r.nll = nll_path.filename().string();
+    r.scoring = {{"text", path}, {"subwords", p.subwords}, {"words", p.words}, {"block", p.block},
+                 {"stride", p.stride}, {"how", p.scoring()}, {"seconds", seconds}};
     log << "  " << name << ": perplexity " << p.per_subword() << " per subword, " << p.per_word() << " per word ("
         << p.scoring() << ")" << std::endl;
   }
@@ -189,20 +193,28 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
   const int64_t params = count_parameters(*m.model);
   const auto counts = count_embeddings(m.model->embeddings->spec());
 
-  nlohmann::json result = {{"variant", v.name}, {"seed", seed}, {"params", params}, {"emb", counts.emb},
-                           {"red", counts.red()}, {"tokens_per_s", tr.tokens_per_s}, {"wall_s", tr.train_seconds},
-                           {"updates", tr.updates}, {"stop_reason", tr.stop_reason}, {"config", cfg.to_json()},
-                           {"checkpoint", checkpoint.empty() ? "best" : checkpoint}};
-  result["emb_fraction"] = double(counts.emb) / double(params);
-  if (auto f = embedding_fraction_closed_form(cfg)) result["emb_fraction_closed_form"] = *f;
+  RunResult result;
+  result.variant = v.name;
+  result.seed = seed;
+  result.params = double(params);
+  result.emb = double(counts.emb);
+  result.red = counts.red();
+  result.tokens_per_s = tr.tokens_per_s;
+  result.wall_s = tr.train_seconds;
+  result.updates = double(tr.updates);
+  result.stop_reason = tr.stop_reason;
+  result.config = cfg.to_json();
+  result.checkpoint = checkpoint.empty() ? "best" : checkpoint;
+  result.emb_fraction = double(counts.emb) / double(params);
+  result.emb_fraction_closed_form = embedding_fraction_closed_form(cfg);
   if (auto g = summarize_gradient_shares(read_gradient_shares(dir.metrics().string()))) {
-    result["grad_share_output_early"] = g->early;
-    result["grad_share_output_late"] = g->late;
+    result.grad_share_output_early = g->early;
+    result.grad_share_output_late = g->late;
   }
-  result["tests"] = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, m, log);
-  if (grid.analyze) result["analysis"] = analyze_run(cfg.save_dir, m, dir.analysis(), log);
+  result.tests = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, m, log);
+  if (grid.analyze) result.analysis = analyze_run(cfg.save_dir, m, dir.analysis(), log);
   // Written last: its presence is what marks the run as done.
-  write_json(dir.result().string(), result);
+  write_json(dir.result().string(), run_result_json(result));
   return true;
 }
 
@@ -253,17 +265,18 @@ ReportInput report_input(const std::string& out_dir) {
       const RunDir run(out_dir, v, seed);
       if (!run.finished()) continue;
       const fs::path& dir = run.path();
-      RunResult r;
-      r.variant = v;
+      RunResult r = run_result_from_json(read_json(run.result().string()), run.result().string());
+      r.variant = v;  // the folder's names are the ones the record lists
       r.seed = seed;
-      r.metrics = read_json(run.result().string());
-      r.metrics["convergence"] = convergence_of(run.metrics().string());
-      for (const auto& [name, t] : r.metrics.at("tests").items()) {
-        if (t.contains("bleu_stats")) r.stats_files[name] = (dir / t.at("bleu_stats").get<std::string>()).string();
-        if (t.contains("nll")) r.nll_files[name] = (dir / t.at("nll").get<std::string>()).string();
-        if (!t.contains("hyp")) continue;  // language models have no hypotheses
-        r.hyp_files[name] = (dir / t.at("hyp").get<std::string>()).string();
-        in.ref_files.emplace(name, t.at("ref").get<std::string>());
+      if (const nlohmann::json c = convergence_of(run.metrics().string()); !c.is_null())
+        r.convergence = Convergence{c.at("converged").get<bool>(), c.at("why").get<std::string>()};
+      for (const auto& [name, t] : r.tests) {
+        if (!t.bleu_stats.empty()) r.stats_files[name] = (dir / t.bleu_stats).string();
+        if (!t.nll.empty()) r.nll_files[name] = (dir / t.nll).string();
+        if (t.hyp.empty()) continue;  // language models have no hypotheses
+        if (t.ref.empty()) throw InputError(run.result().string() + ": test " + name + " has hypotheses but no \"ref\"");
+        r.hyp_files[name] = (dir / t.hyp).string();
+        in.ref_files.emplace(name, t.ref);
       }
       in.runs.push_back(std::move(r));
     }
@@ -324,11 +337,10 @@ void export_experiment(const std::string& out_dir, const std::string& dest, std:
       if (!RunDir(from, v, seed).finished()) continue;
       copy(run.result());
       copy(run.metrics());
-      const nlohmann::json tests = read_json((from / run.result()).string()).at("tests");  // items() of a temporary would dangle
-      for (const auto& [name, t] : tests.items()) {
-        for (const char* key : {"hyp", "bleu_stats", "nll"})
-          if (t.contains(key)) copy(run.path() / t.at(key).get<std::string>());
-      }
+      const std::string result = (from / run.result()).string();
+      for (const auto& [name, t] : run_result_from_json(read_json(result), result).tests)
+        for (const std::string* file : {&t.hyp, &t.bleu_stats, &t.nll})
+          if (!file->empty()) copy(run.path() / *file);
       if (fs::is_directory(from / run.analysis()))
         for (const auto& f : fs::directory_iterator(from / run.analysis()))
           if (f.path().extension() == ".json" || (first && f.path().extension() == ".svg"))
@@ -402,13 +414,13 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
       const fs::path& dir = run.path();
       const fs::path result_path = run.result();
       if (!run.finished()) continue;
-      nlohmann::json result = read_json(result_path.string());
+      RunResult result = run_result_from_json(read_json(result_path.string()), result_path.string());
       bool missing = false;
-      for (const auto& [name, t] : result.at("tests").items()) missing = missing || (t.contains("ppl") && !t.contains("nll"));
+      for (const auto& [name, t] : result.tests) missing = missing || (t.scores.count("ppl") && t.nll.empty());
       if (!missing) continue;
-      Config cfg = Config::from_json(result.at("config"));
+      Config cfg = Config::from_json(result.config);
       cfg.save_dir = run.model().string();
-      const std::string checkpoint = result.value("checkpoint", "best") == "best" ? "" : result["checkpoint"].get<std::string>();
+      const std::string checkpoint = result.checkpoint.empty() || result.checkpoint == "best" ? "" : result.checkpoint;
       const fs::path file = fs::path(cfg.save_dir) / (checkpoint.empty() ? kCheckpointBest : checkpoint);
       if (!fs::exists(file)) {
         log << "  " << dir.string() << ": no per-line NLL, and its model " << file.string()
@@ -417,16 +429,17 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
       }
       log << "  " << dir.string() << ": scoring each test line again for its NLL" << std::endl;
       const LoadedModel m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
-      const nlohmann::json again = perplexity_of_tests(cfg, m, run, log);
-      for (auto& [name, t] : result.at("tests").items()) {
-        if (!again.contains(name)) continue;
-        const double before = t.value("ppl", 0.0), now = again[name].at("ppl").get<double>();
+      const auto again = perplexity_of_tests(cfg, m, run, log);
+      for (auto& [name, t] : result.tests) {
+        const auto a = again.find(name);
+        if (a == again.end()) continue;
+        const double before = result.score(name, "ppl").value_or(0.0), now = a->second.scores.at("ppl");
         if (std::fabs(now - before) > 1e-9 * before)
           throw RunError(dir.string() + ": test " + name + " scores perplexity " + std::to_string(now) +
                          " now against the recorded " + std::to_string(before) + "; its model or text has changed");
-        t["nll"] = again[name].at("nll");
+        t.nll = a->second.nll;
       }
-      write_json(result_path.string(), result);
+      write_json(result_path.string(), run_result_json(result));
     }
 }
 

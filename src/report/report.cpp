@@ -136,7 +136,8 @@ std::string report_markdown(const json& report, const ReportInput& in) {
 }
 
 std::string report_csv(const json& report, const ReportInput& in) {
-  std::vector<std::string> header(std::begin(kRunNumbers), std::end(kRunNumbers));
+  std::vector<std::string> header;
+  for (const auto& f : kRunNumberFields) header.push_back(f.key);
   header.insert(header.begin(), {"variant", "baseline", "seeds"});
   const auto tests = test_names(in);
   std::vector<std::pair<std::string, std::vector<std::string>>> test_keys;
@@ -159,7 +160,7 @@ std::string report_csv(const json& report, const ReportInput& in) {
   for (const auto& e : report) {
     std::vector<std::string> row = {e.value("variant", ""), e.value("baseline", false) ? "true" : "false",
                                     csv_number(e.value("seeds", json()))};
-    for (const char* key : kRunNumbers) row.push_back(csv_number(e.value(key, json())));
+    for (const auto& f : kRunNumberFields) row.push_back(csv_number(e.value(f.key, json())));
     for (const auto& [test, keys] : test_keys) {
       const json t = test_of(e, test);
       for (const auto& k : keys) {

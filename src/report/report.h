@@ -10,23 +10,9 @@
 #include <utility>
 #include <vector>
 
-namespace yoke {
+#include "report/run_result.h"
 
-struct RunResult {
-  std::string variant;
-  int seed = 0;
-  // Free-form numbers: params, emb, red (a fraction, 0.667 = 66.7%), tokens_per_s, wall_s, and
-  // per test set tests.<name>.bleu / chrf, or for language models tests.<name>.ppl. Nested
-  // objects ({"tests": {"<name>": {"bleu": ...}}}) or flat dotted keys ("tests.<name>.bleu").
-  nlohmann::json metrics;
-  std::map<std::string, std::string> hyp_files;  // test name -> hypothesis path (scored against ref_files)
-  // test name -> per-sentence BLEU statistics (eval/bleu_stats_file.h); used before hyp_files, and
-  // what lets a committed folder be reported again without the references.
-  std::map<std::string, std::string> stats_files;
-  // test name -> each line's NLL of a language model (eval/sentence_nll_file.h): the sentence part
-  // of a perplexity comparison.
-  std::map<std::string, std::string> nll_files;
-};
+namespace yoke {
 
 struct ReportInput {
   std::string title;
@@ -37,7 +23,7 @@ struct ReportInput {
   std::vector<std::string> variant_order; // empty: order of first appearance in runs
   std::vector<RunResult> runs;
   std::map<std::string, std::string> ref_files;  // test name -> reference path
-  std::vector<std::string> test_names;           // empty: every test found in the metrics
+  std::vector<std::string> test_names;           // empty: every test some run has
   std::string metric = "bleu";                   // or "ppl" for LMs, lower is better
   std::vector<std::pair<std::string, std::string>> pictures;  // caption, relative path (HTML)
   // variant -> the effect the seed paper reports for it, on the report's metric (grid key

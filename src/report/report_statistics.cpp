@@ -29,59 +29,22 @@ namespace {
 using nlohmann::json;
 using Runs = std::vector<const RunResult*>;
 
-// ------------------------------------------------------------------ reading the metrics
+// ------------------------------------------------------------------ reading the runs
 
 
-// A number under a path of keys: nested objects first, then one flat dotted key.
-std::optional<double> number_at(const json& m, const std::vector<std::string>& path) {
-  const json* node = &m;
-  for (const auto& key : path) {
-    if (!node->is_object() || !node->contains(key)) {
-      node = nullptr;
-      break;
-    }
-    node = &(*node)[key];
-  }
-  if (node && node->is_number()) return node->get<double>();
-  const std::string flat = join(path, ".");
-  if (m.is_object() && m.contains(flat) && m[flat].is_number()) return m[flat].get<double>();
-  return std::nullopt;
+// Metric names of one test in one run.
+void collect_metric_keys(const RunResult& r, const std::string& test, std::set<std::string>* keys) {
+  const auto t = r.tests.find(test);
+  if (t == r.tests.end()) return;
+  for (const auto& [metric, value] : t->second.scores) keys->insert(metric);
 }
 
-// Metric names of one test in one run's metrics (nested or flat).
-void collect_metric_keys(const json& m, const std::string& test, std::set<std::string>* keys) {
-  if (m.is_object() && m.contains("tests") && m["tests"].is_object() &&
-      m["tests"].contains(test) && m["tests"][test].is_object()) {
-    for (const auto& [k, v] : m["tests"][test].items()) {
-      if (v.is_number()) keys->insert(k);
-    }
-  }
-  const std::string prefix = "tests." + test + ".";
-  if (!m.is_object()) return;
-  for (const auto& [k, v] : m.items()) {
-    if (v.is_number() && k.rfind(prefix, 0) == 0 && k.find('.', prefix.size()) == std::string::npos) {
-      keys->insert(k.substr(prefix.size()));
-    }
-  }
-}
-
-// Test names found in the metrics, when the input names none.
+// Test names found in the runs, when the input names none.
 std::vector<std::string> discover_tests(const ReportInput& in) {
   std::vector<std::string> names;
-  auto add = [&](const std::string& n) {
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  };
-  for (const auto& r : in.runs) {
-    const json& m = r.metrics;
-    if (!m.is_object()) continue;
-    if (m.contains("tests") && m["tests"].is_object()) {
-      for (const auto& [k, v] : m["tests"].items()) add(k);
-    }
-    for (const auto& [k, v] : m.items()) {
-      const size_t last = k.rfind('.');
-      if (k.rfind("tests.", 0) == 0 && last > 6 && last != std::string::npos) add(k.substr(6, last - 6));
-    }
-  }
+  for (const auto& r : in.runs)
+    for (const auto& [name, t] : r.tests)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   return names;
 }
 
@@ -90,7 +53,7 @@ std::vector<std::string> discover_tests(const ReportInput& in) {
 std::vector<std::string> metric_keys(const Runs& runs, const std::string& test,
                                      const std::string& primary) {
   std::set<std::string> keys;
-  for (const RunResult* r : runs) collect_metric_keys(r->metrics, test, &keys);
+  for (const RunResult* r : runs) collect_metric_keys(*r, test, &keys);
   std::vector<std::string> out;
   if (keys.count(primary)) out.push_back(primary);
   for (const auto& k : keys) {
@@ -115,11 +78,11 @@ double stddev(const std::vector<double>& v) {
   return std::sqrt(sample_variance(v));
 }
 
-std::vector<double> values_of(const Runs& runs, const std::vector<std::string>& path) {
+// One test's metric of every run that has it.
+std::vector<double> scores_of_runs(const Runs& runs, const std::string& test, const std::string& metric) {
   std::vector<double> out;
-  for (const RunResult* r : runs) {
-    if (auto v = number_at(r->metrics, path)) out.push_back(*v);
-  }
+  for (const RunResult* r : runs)
+    if (auto v = r->score(test, metric)) out.push_back(*v);
   return out;
 }
 
@@ -203,7 +166,7 @@ RunStats sentence_stats_of(const Runs& runs, const std::string& test, const Repo
 SeededScores scores_of(const Runs& runs, const std::string& test, const std::string& metric) {
   SeededScores s;
   for (const RunResult* r : runs)
-    if (auto v = number_at(r->metrics, {"tests", test, metric})) {
+    if (auto v = r->score(test, metric)) {
       s.seeds.push_back(r->seed);
       s.scores.push_back(*v);
     }
@@ -304,18 +267,17 @@ json significance(const Runs* base_all, bool is_baseline, const Runs& var_all, c
   return out;
 }
 
-// Every run of the variant says its validation plateaued (report/convergence via the metrics'
-// "convergence" object); null when no run says either way.
+// Every run of the variant says its validation plateaued (RunResult::convergence); null when no
+// run says either way.
 json all_converged(const Runs& runs) {
   bool any = false, all = true;
   for (const RunResult* r : runs) {
-    const json c = r->metrics.value("convergence", json::object());
-    if (!c.contains("converged") || !c["converged"].is_boolean()) {
+    if (!r->convergence) {
       all = false;
       continue;
     }
     any = true;
-    all = all && c["converged"].get<bool>();
+    all = all && r->convergence->converged;
   }
   return any ? json(all) : json(nullptr);
 }
@@ -323,12 +285,12 @@ json all_converged(const Runs& runs) {
 json runs_json(const Runs& runs) {
   json out = json::array();
   for (const RunResult* r : runs) {
-    const json c = r->metrics.value("convergence", json::object());
+    const auto& c = r->convergence;
     out.push_back({{"seed", r->seed},
-                   {"updates", r->metrics.value("updates", json())},
-                   {"stop_reason", r->metrics.value("stop_reason", json())},
-                   {"converged", c.value("converged", json())},
-                   {"why", c.value("why", json())}});
+                   {"updates", r->updates ? number(*r->updates) : json()},
+                   {"stop_reason", r->stop_reason.empty() ? json() : json(r->stop_reason)},
+                   {"converged", c ? json(c->converged) : json()},
+                   {"why", c ? json(c->why) : json()}});
   }
   return out;
 }
@@ -392,9 +354,9 @@ void decide_all(json& report, const std::vector<std::string>& tests, const std::
 json deltas_per_seed(const Runs& base, const Runs& var, const std::string& test, const std::string& metric) {
   json out = json::array();
   for (const RunResult* v : var) {
-    const auto mv = number_at(v->metrics, {"tests", test, metric});
+    const auto mv = v->score(test, metric);
     for (const RunResult* b : base) {
-      const auto mb = number_at(b->metrics, {"tests", test, metric});
+      const auto mb = b->score(test, metric);
       if (b->seed == v->seed && mv && mb) out.push_back({{"seed", v->seed}, {"delta", number(*mv - *mb)}});
     }
   }
@@ -405,7 +367,7 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
                 const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
   json t = json::object();
   for (const auto& key : metric_keys(runs, test, in.metric)) {
-    t[key] = summary(values_of(runs, {"tests", test, key}));
+    t[key] = summary(scores_of_runs(runs, test, key));
   }
   // Δ of the report's metric, baseline mean as reference.
   const std::string delta = "delta_" + in.metric;
@@ -417,8 +379,8 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
   }
   // Δ and its test on the seeds both have (all, in a grid of fixed seeds).
   const auto [base_used, var_used] = on_common_seeds(*base, runs);
-  const double m = mean(values_of(var_used, {"tests", test, in.metric}));
-  const double b = mean(values_of(base_used, {"tests", test, in.metric}));
+  const double m = mean(scores_of_runs(var_used, test, in.metric));
+  const double b = mean(scores_of_runs(base_used, test, in.metric));
   if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
   if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
   t.update(significance(&base_used, is_baseline, var_used, variant, test, in, samples, cache));
@@ -426,8 +388,10 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
 }
 
 
-json mean_of(const Runs& runs, const std::string& key) {
-  const auto v = values_of(runs, {key});
+json mean_of(const Runs& runs, std::optional<double> RunResult::*field) {
+  std::vector<double> v;
+  for (const RunResult* r : runs)
+    if (r->*field) v.push_back(*(r->*field));
   return v.empty() ? json(nullptr) : number(mean(v));
 }
 
@@ -464,7 +428,7 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
                   {"baseline", variant == in.baseline},
                   {"seeds", runs.size()},
                   {"seed_list", seeds}};
-    for (const char* key : kRunNumbers) entry[key] = mean_of(runs, key);
+    for (const auto& f : kRunNumberFields) entry[f.key] = mean_of(runs, f.member);
     entry["converged"] = all_converged(runs);
     entry["runs"] = runs_json(runs);
     json t = json::object();

@@ -8,14 +8,7 @@
 
 namespace yoke::report_detail {
 
-// The numbers of a whole run (not of a test set) that the report averages over seeds.
-inline constexpr const char* kRunNumbers[] = {"params",          "emb",
-                                       "red",             "tokens_per_s",
-                                       "wall_s",          "updates",
-                                       "grad_share_output_early", "grad_share_output_late",
-                                       "emb_fraction",    "emb_fraction_closed_form"};
-
-// in.test_names, or every test set some run's metrics name.
+// in.test_names, or every test set some run has.
 std::vector<std::string> test_names(const ReportInput& in);
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep);

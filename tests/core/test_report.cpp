@@ -346,9 +346,12 @@ Grid make_grid(const std::string& name) {
     RunResult r;
     r.variant = variant;
     r.seed = seed;
-    r.metrics = {{"params", params}, {"emb", params / 2}, {"red", variant == "base" ? 0.0 : 2.0 / 3},
-                 {"tokens_per_s", 12000.0 + seed}, {"wall_s", 3600.0 * seed},
-                 {"tests", {{"test2016", {{"bleu", bleu}, {"chrf", chrf}}}}}};
+    r.params = params;
+    r.emb = params / 2;
+    r.red = variant == "base" ? 0.0 : 2.0 / 3;
+    r.tokens_per_s = 12000.0 + seed;
+    r.wall_s = 3600.0 * seed;
+    r.tests["test2016"].scores = {{"bleu", bleu}, {"chrf", chrf}};
     r.hyp_files = {{"test2016", g.dir + "/" + hyp}};
     in.runs.push_back(r);
   };
@@ -488,7 +491,7 @@ TEST(Report, PerplexityIsTestedOverSeedsOnly) {
   g.input.metric = "ppl";
   for (auto& run : g.input.runs) {
     const double ppl = run.variant == "oracle" ? 40.0 + run.seed : 50.0 + run.seed;
-    run.metrics["tests"]["test2016"] = {{"ppl", ppl}, {"ppl_word", 2 * ppl}};
+    run.tests["test2016"].scores = {{"ppl", ppl}, {"ppl_word", 2 * ppl}};
   }
   const nlohmann::json r = build_report(g.input, 100);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
@@ -531,7 +534,7 @@ TEST(Report, PerplexityCountsTheTestSentencesFromNllFiles) {
     write_sentence_nll(path, lines);
     run.nll_files = {{"test2016", path}};
     run.hyp_files.clear();
-    run.metrics["tests"]["test2016"] = {{"ppl", std::exp(total / 400)}, {"ppl_word", std::exp(total / 320)}};
+    run.tests["test2016"].scores = {{"ppl", std::exp(total / 400)}, {"ppl_word", std::exp(total / 320)}};
     runs.push_back(run);
   }
   g.input.runs = runs;
@@ -577,7 +580,7 @@ TEST(Report, AVariantWithFewerSeedsIsComparedOnTheSeedsBothHave) {
   RunResult third = runs[1];  // base, seed 1
   ASSERT_EQ(third.variant, "base");
   third.seed = 3;
-  third.metrics["tests"]["test2016"]["bleu"] = 40.0;
+  third.tests["test2016"].scores["bleu"] = 40.0;
   runs.push_back(third);
   g.input.runs = runs;
   const nlohmann::json r = build_report(g.input, 100);
@@ -646,11 +649,11 @@ TEST(Report, MarkdownTables) {
 TEST(Report, TrainingTableShowsGradientSharesAndEmbeddingFractions) {
   Grid g = make_grid("training");
   for (auto& run : g.input.runs) {
-    run.metrics["grad_share_output_early"] = 0.66;
-    run.metrics["grad_share_output_late"] = run.seed == 1 ? 0.88 : 0.90;
-    run.metrics["emb_fraction"] = 0.5;
-    run.metrics["emb_fraction_closed_form"] = 0.4;
-    run.metrics["updates"] = 800;
+    run.grad_share_output_early = 0.66;
+    run.grad_share_output_late = run.seed == 1 ? 0.88 : 0.90;
+    run.emb_fraction = 0.5;
+    run.emb_fraction_closed_form = 0.4;
+    run.updates = 800;
   }
   const nlohmann::json r = build_report(g.input, 50);
   EXPECT_NEAR(entry(r, "base")["grad_share_output_late"].get<double>(), 0.89, 1e-12);
@@ -669,7 +672,7 @@ TEST(Report, FourTestSetsKeepTheMainTableNarrow) {
   for (const auto& t : {"flickr2017", "mscoco2017", "val"}) g.input.ref_files[t] = g.dir + "/ref.de";
   for (auto& run : g.input.runs) {
     for (const auto& t : {"flickr2017", "mscoco2017", "val"}) {
-      run.metrics["tests"][t] = {{"bleu", 10.0 + run.seed}, {"chrf", 40.0}, {"chrf_pp", 38.0}};
+      run.tests[t].scores = {{"bleu", 10.0 + run.seed}, {"chrf", 40.0}, {"chrf_pp", 38.0}};
       run.hyp_files[t] = run.hyp_files["test2016"];
     }
   }
@@ -694,10 +697,10 @@ TEST(Report, FourTestSetsKeepTheMainTableNarrow) {
   EXPECT_NE(main.find("<span class=\"note\">\xCE\x94 +11.00 ["), std::string::npos);
 }
 
-TEST(Report, SeveralTestSetsFoundInNestedOrFlatMetrics) {
+TEST(Report, SeveralTestSetsFoundInTheRuns) {
   Grid g = make_grid("two_tests");
-  g.input.test_names.clear();  // found in the metrics instead
-  for (auto& run : g.input.runs) run.metrics["tests.flickr2017.bleu"] = 10.0 + run.seed;
+  g.input.test_names.clear();  // found in the runs instead, in name order
+  for (auto& run : g.input.runs) run.tests["flickr2017"].scores["bleu"] = 10.0 + run.seed;
   const nlohmann::json r = build_report(g.input, 100);
   const auto& t = entry(r, "oracle")["tests"];
   ASSERT_TRUE(t.contains("flickr2017"));
@@ -707,7 +710,7 @@ TEST(Report, SeveralTestSetsFoundInNestedOrFlatMetrics) {
   EXPECT_EQ(t["flickr2017"]["test"]["method"], "seeds");
   EXPECT_TRUE(t["flickr2017"]["sentence_bootstrap"].is_null());
   const std::string md = report_markdown(r, g.input);
-  EXPECT_NE(md.find("| BLEU test2016 | BLEU flickr2017 | \xCE\x94 BLEU test2016 | \xCE\x94 BLEU flickr2017 |"),
+  EXPECT_NE(md.find("| BLEU flickr2017 | BLEU test2016 | \xCE\x94 BLEU flickr2017 | \xCE\x94 BLEU test2016 |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("## Test set flickr2017"), std::string::npos) << md;
