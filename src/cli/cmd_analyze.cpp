@@ -12,6 +12,7 @@
 #include "experiment/pictures.h"
 #include "text/corpus.h"
 #include "util/error.h"
+#include "store/model_files.h"
 
 namespace fs = std::filesystem;
 
@@ -124,7 +125,7 @@ int cmd_analyze(int argc, char** argv) {
     options.against_path = against_dir;
   }
   nlohmann::json j = analyze_model(m, out, options);
-  if (draw_gradient_paths((fs::path(model.dir) / "metrics.jsonl").string(),
+  if (draw_gradient_paths((fs::path(model.dir) / kMetricsLog).string(),
                           (fs::path(out) / "grad_paths.svg").string()))
     j["pictures"].push_back("grad_paths.svg");
 

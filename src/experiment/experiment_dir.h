@@ -2,7 +2,7 @@
 //   DIR/experiment.json                 the record: grid, seeds, invocations (experiment_record.h)
 //   DIR/report.{html,md,csv,json}       the report (report/report.h)
 //   DIR/runs/VARIANT/seedN/             one run, a RunDir:
-//     result.json                       what the report reads: scores, and the names of the files below
+//     result.json                       a RunResult (report/run_result.h): scores, and the names of the files below
 //     model/                            the training's save_dir; model/metrics.jsonl holds its curves
 //     hyp.TEST.txt, bleu.TEST.tsv.gz    a translation model's output and per-sentence BLEU statistics
 //     nll.TEST.tsv.gz                   a language model's per-line NLL
@@ -10,6 +10,8 @@
 #pragma once
 #include <filesystem>
 #include <string>
+
+#include "store/model_files.h"
 
 namespace yoke {
 
@@ -25,7 +27,7 @@ class RunDir {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path result() const { return path_ / "result.json"; }
   std::filesystem::path model() const { return path_ / "model"; }
-  std::filesystem::path metrics() const { return model() / "metrics.jsonl"; }
+  std::filesystem::path metrics() const { return model() / kMetricsLog; }
   std::filesystem::path hypotheses(const std::string& test) const { return path_ / ("hyp." + test + ".txt"); }
   std::filesystem::path bleu_stats(const std::string& test) const { return path_ / ("bleu." + test + ".tsv.gz"); }
   std::filesystem::path sentence_nll(const std::string& test) const { return path_ / ("nll." + test + ".tsv.gz"); }

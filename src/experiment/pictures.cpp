@@ -10,6 +10,7 @@
 #include "report/svg_to_png.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
+#include "store/model_files.h"
 
 namespace fs = std::filesystem;
 
@@ -65,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   std::vector<Series> curves;
   bool bleu = false;
   for (const auto& v : in.variant_order)
-    if (first.count(v)) curves.push_back(validation_curve(dir_of(*first[v]) / "model" / "metrics.jsonl", v, bleu));
+    if (first.count(v)) curves.push_back(validation_curve(dir_of(*first[v]) / "model" / kMetricsLog, v, bleu));
   const std::string curve_metric = bleu ? "validation BLEU (greedy)" : "validation loss (bits/token)";
   save(out / "curves.svg", line_chart(curves, {curve_metric + " during training", "update", curve_metric}));
   pictures.emplace_back(curve_metric + " per update, first seed of each variant", "curves.svg");
@@ -76,7 +77,7 @@ std::vector<std::pair<std::string, std::string>> draw_experiment_pictures(const 
   for (const auto& v : in.variant_order) {
     if (!first.count(v)) continue;
     Series s{v, {}, {}};
-    for (const auto& [update, share] : read_gradient_shares((dir_of(*first[v]) / "model" / "metrics.jsonl").string())) {
+    for (const auto& [update, share] : read_gradient_shares((dir_of(*first[v]) / "model" / kMetricsLog).string())) {
       s.x.push_back(update);
       s.y.push_back(100 * share);
     }

@@ -135,7 +135,7 @@ std::map<std::string, TestResult> perplexity_of_tests(const Config& cfg, const L
 // yoke analyze's files for the model, plus the gradient-path curve when training logged one.
 nlohmann::json analyze_run(const std::string& model_dir, const LoadedModel& m, const fs::path& out, std::ostream& log) {
   auto result = analyze_model(m, out.string());
-  if (draw_gradient_paths((fs::path(model_dir) / "metrics.jsonl").string(), (out / "grad_paths.svg").string()))
+  if (draw_gradient_paths((fs::path(model_dir) / kMetricsLog).string(), (out / "grad_paths.svg").string()))
     result["pictures"].push_back("grad_paths.svg");
   log << "  analysis: " << out.string() << std::endl;
   return result;
@@ -158,7 +158,7 @@ TrainResult train_on_local_workers(const Config& cfg, int nproc, const fs::path&
   if (rc != 0)
     throw RunError("training " + run_dir.string() + " on " + std::to_string(nproc) + " workers failed (exit status " +
                    std::to_string(rc) + "); its log is above, its checkpoints in " + cfg.save_dir);
-  for (const auto& end : read_json_lines((fs::path(cfg.save_dir) / "metrics.jsonl").string(), "end")) {
+  for (const auto& end : read_json_lines((fs::path(cfg.save_dir) / kMetricsLog).string(), "end")) {
     r.updates = end.at("update");
     r.epochs = end.at("epoch");
     r.stop_reason = end.at("reason");

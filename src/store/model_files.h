@@ -11,6 +11,7 @@ constexpr const char* kCheckpointAveraged = "checkpoint_avg.ykp";   // `yoke ave
 // The SentencePiece models and their vocabulary lists, joint (spm.*) or one per side.
 constexpr std::array<const char*, 6> kVocabularyFiles = {"spm.model",     "spm.vocab",     "spm.src.model",
                                                          "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"};
+constexpr const char* kMetricsLog = "metrics.jsonl";  // training's log, one JSON record a line (train/train_log.h)
 constexpr const char* kPairsFile = "pairs.tsv";  // shared-private's word pairs, copied into the model directory
 
 }  // namespace yoke

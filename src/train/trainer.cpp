@@ -237,7 +237,7 @@ TrainResult Trainer::run() {
   else if (init_source) load_init_weights(*init_source, *model_, log_);  // rank 0's weights go to every rank below
   const bool resumed = share_start(group_.get(), *opt_, st_, resumed_at.has_value());
   if (resumed && writer()) repair_best(cfg_, st_, log_);
-  if (writer()) report_->open_metrics((fs::path(cfg_.save_dir) / "metrics.jsonl").string(), resumed ? st_.update : -1);
+  if (writer()) report_->open_metrics((fs::path(cfg_.save_dir) / kMetricsLog).string(), resumed ? st_.update : -1);
   report_->start(total, counts, resumed, st_.update, init_source ? init_source->to_json() : nlohmann::json());
 
   TrainStep step(cfg_, *model_, *opt_, device_, group_.get(), sync_.get());
