@@ -14,6 +14,7 @@
 #include "decode/shortlist.h"
 #include "decode/translation_service.h"
 #include "decode/translator.h"
+#include "model/int8_kernel.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -22,6 +23,12 @@
 namespace yoke::cli {
 
 namespace {
+
+// Which kernel multiplied an int8 model's weights, and how it was chosen (model/int8_kernel.h).
+std::string int8_products() {
+  const std::string reason = int8_kernel_reason();
+  return reason.empty() ? "fp32 (no int8 kernel in this LibTorch, or on a GPU)" : reason;
+}
 
 // Line `index` (0-based) of a file that must have one line per input line.
 const std::string& line_for(const std::vector<std::string>& lines, size_t index, const std::string& file,
@@ -259,7 +266,7 @@ int cmd_translate(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cerr << "translated " << translated << " sentences in " << format_duration(seconds) << " ("
             << (seconds > 0 ? double(translated) / seconds : 0) << " sentences/s) with "
-            << m.checkpoints() << (m.first().int8 ? (m.first().model->uses_int8() ? " (int8)" : " (int8 weights, fp32 products)") : "")
+            << m.checkpoints() << (m.first().int8 ? " (int8 weights; products in " + int8_products() + ")" : "")
             << std::endl;
   return 0;
 }

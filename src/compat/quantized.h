@@ -8,7 +8,6 @@
 #include <ATen/native/quantized/PackedParams.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -40,22 +39,15 @@ inline bool use_int8_engine() {
 // VNNI, so they keep one bit spare; oneDNN's default keeps all 8; QNNPACK ignores the flag.
 inline bool int8_reduce_range() { return at::globalContext().qEngine() != at::QEngine::ONEDNN; }
 
-// Whether bf16 matrix products run on the processor's own bf16 instructions (AVX512-BF16 or
-// AMX) through LibTorch's oneDNN (mkldnn) backend: there bf16 products beat both OpenBLAS's fp32
-// and the dynamic int8 linear at decoding shapes (docs/performance.md, "int8 decoding"), while
-// elsewhere bf16 is emulated and slow. YOKE_INT8_KERNEL = bf16 | int8
-// overrides the choice (benchmarks, tests).
-inline bool bf16_products_are_native() {
-  static const bool native = [] {
-    if (const char* v = std::getenv("YOKE_INT8_KERNEL")) return std::string(v) == "bf16" && at::hasMKLDNN();
-    if (!at::hasMKLDNN()) return false;
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("flags", 0) == 0)
-        return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
-    return false;
-  }();
-  return native;
+// Whether the processor has bf16 instructions (AVX512-BF16 or AMX), from /proc/cpuinfo's flags.
+// Not what chooses the int8 kernel (model/int8_kernel.h measures): the flags said bf16 on a Xeon
+// without AMX where bf16 was the slowest. The tests use it to pin the kernel they were calibrated on.
+inline bool cpu_has_native_bf16() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0)
+      return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
+  return false;
 }
 
 using Int8Packed = c10::intrusive_ptr<LinearPackedParamsBase>;

@@ -41,7 +41,8 @@ void MultiheadAttention::use_int8(const Int8Weights& weights, const std::string&
   const auto& q = weights.at(prefix + "q_weight");
   const auto& kv = weights.at(prefix + "kv_weight");
   qkv8_ = std::make_shared<const Int8Linear>(
-      Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias()}, 0));
+      Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias()}, 0),
+      int8_kernel());
 }
 
 at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {

@@ -27,18 +27,25 @@ int64_t row_bucket(int64_t rows) {
   return (rows + step - 1) / step * step;
 }
 
-bool int8_available() { return compat::bf16_products_are_native() || compat::use_int8_engine(); }
+bool int8_available() { return compat::use_int8_engine() || at::hasMKLDNN(); }
 
 struct Int8Linear::Packed {
   compat::Int8Packed params;        // the quantized engine's packed weight and bias
   at::Tensor values16, bias;          // bf16 kernel: the dequantized weights in bf16, the fp32 bias
+  at::Tensor values32;                // fp32 kernel: the dequantized weights (with `bias`)
 };
 
-Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias) : out_(w.values.size(0)) {
+Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias, Int8Kernel kernel) : out_(w.values.size(0)) {
   TORCH_CHECK(w.values.dim() == 2 && w.values.scalar_type() == at::kChar && w.scales.numel() == out_,
               "Int8Linear: int8 [N, K] values with N scales expected");
   packed_ = std::make_shared<Packed>();
-  if (compat::bf16_products_are_native()) {
+  if (kernel == Int8Kernel::fp32) {
+    packed_->values32 = w.dequantized().contiguous();
+    if (bias.defined()) packed_->bias = bias.detach().to(at::kCPU, at::kFloat).contiguous();
+    return;
+  }
+  if (kernel == Int8Kernel::bf16) {
+    if (!at::hasMKLDNN()) throw InputError("this LibTorch has no oneDNN for bf16 products");
     // The dequantized int8 weights, rounded to bf16 (8 significant bits: a relative error of at
     // most 2⁻⁹, below the int8 step of 1/254 of the row's largest weight for all but the smallest
     // weights), so that no pass over the output applies the row scales; the bias is added in fp32
@@ -57,7 +64,7 @@ std::shared_ptr<const Int8Linear> int8_linear(const Int8Weights& weights, const 
                                               const at::Tensor& bias) {
   auto it = weights.find(name);
   if (it == weights.end()) throw InputError("the int8 weights lack '" + name + "' (a different model config?)");
-  return std::make_shared<const Int8Linear>(it->second, bias);
+  return std::make_shared<const Int8Linear>(it->second, bias, int8_kernel());
 }
 
 at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
@@ -65,6 +72,12 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
   auto sizes = x.sizes().vec();
   auto x2 = x.reshape({-1, sizes.back()}).to(at::kFloat).contiguous();
   at::Tensor y;
+  if (packed_->values32.defined()) {
+    y = at::linear(x2, packed_->values32, packed_->bias);
+    if (relu) y.relu_();
+    sizes.back() = out_;
+    return y.view(sizes);
+  }
   if (packed_->values16.defined()) {
     // bf16 kernel: activations rounded to bf16 (8 significant bits each), products accumulated in
     // fp32 by oneDNN, the result rounded to bf16 once. The rows are padded with zeros to a bucket

@@ -1,17 +1,20 @@
 // An int8 linear map for decoding on the CPU: y = x·Wᵀ + b with W stored as int8, one scale per
-// output row (symmetric, zero point 0), and x quantized on the fly at each call to uint8 with
-// one scale and zero point for the whole call (dynamic quantization), the products accumulated
-// in int32 and the result in fp32, on LibTorch's quantized engine (compat::use_int8_engine).
-// Where the processor multiplies bf16 natively (AVX512-BF16, AMX) the int8 weights are instead
-// dequantized once to bf16 and multiplied there: on such a machine the engine's dynamic int8
-// linear, with its quantize/dequantize around every call, made beam search slower than fp32,
-// and the bf16 products faster (docs/performance.md, "int8 decoding on the CPU").
+// output row (symmetric, zero point 0). Three kernels multiply it (model/int8_kernel.h says which
+// runs, chosen by measuring):
+//   int8  x quantized on the fly at each call to uint8 with one scale and zero point for the whole
+//         call (dynamic quantization), products accumulated in int32, the result in fp32, on
+//         LibTorch's quantized engine (compat::use_int8_engine);
+//   bf16  the weights dequantized once to bf16 and multiplied there by oneDNN: where the processor
+//         multiplies bf16 natively (AVX512-BF16 with AMX) this beat both others;
+//   fp32  the dequantized weights in fp32 (for the measurement; a model whose kernel is fp32 runs
+//         its own fp32 layers instead).
 #pragma once
 #include <map>
 #include <memory>
 #include <string>
 
 #include "compat/torch.h"
+#include "model/int8_kernel.h"
 
 namespace yoke {
 
@@ -28,18 +31,20 @@ using Int8Weights = std::map<std::string, Int8Weight>;
 // The row count the bf16 kernel pads `rows` to (≥ rows; few distinct values, see Int8Linear).
 int64_t row_bucket(int64_t rows);
 
-// True when this LibTorch has a quantized engine for the CPU (and makes it the current one).
+// True when this LibTorch has a quantized kernel for the CPU, bf16 or int8 (and makes the int8
+// engine the current one where it has it).
 bool int8_available();
 
 class Int8Linear;
-// The Int8Linear of weights[name] with `bias`; an InputError when the weights lack the name.
+// The Int8Linear of weights[name] with `bias`, on this process's kernel (int8_kernel()); an
+// InputError when the weights lack the name.
 std::shared_ptr<const Int8Linear> int8_linear(const Int8Weights& weights, const std::string& name,
                                               const at::Tensor& bias);
 
 class Int8Linear {
  public:
-  // bias: fp32 [N] or undefined. Throws when this LibTorch has no quantized engine.
-  Int8Linear(const Int8Weight& weight, const at::Tensor& bias);
+  // bias: fp32 [N] or undefined. Throws when this LibTorch lacks the kernel.
+  Int8Linear(const Int8Weight& weight, const at::Tensor& bias, Int8Kernel kernel);
   // x [..., K] fp32 on the CPU → [..., N] fp32; relu: max(0, y).
   at::Tensor operator()(const at::Tensor& x, bool relu = false) const;
   int64_t out_features() const { return out_; }

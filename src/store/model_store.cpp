@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "align/pair_data.h"
+#include "model/int8_kernel.h"
+#include "model/int8_linear.h"
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
 #include "store/model_export.h"
@@ -186,10 +188,14 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   if (where.is_cuda()) compat::allow_tf32();
   m.model->to(where);
   m.model->eval();
-  // An int8 model decodes with int8 products on a CPU with a quantized engine; elsewhere (a GPU)
-  // it runs in fp32 on the dequantized weights loaded above, which give the same numbers up to
-  // the activations' rounding.
-  if (int8 && !where.is_cuda() && int8_available()) m.model->use_int8(int8_weights);
+  // An int8 model decodes with the int8 kernel measured fastest on this CPU (model/int8_kernel.h);
+  // where that is fp32, and on a GPU, it runs its fp32 layers on the dequantized weights loaded
+  // above, which give the same numbers up to the activations' rounding.
+  if (int8 && !where.is_cuda() && int8_available()) {
+    std::vector<const Int8Weight*> matrices;
+    for (const auto& [name, w] : int8_weights) matrices.push_back(&w);
+    if (choose_int8_kernel(matrices) != Int8Kernel::fp32) m.model->use_int8(int8_weights);
+  }
   return m;
 }
 

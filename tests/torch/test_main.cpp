@@ -13,6 +13,7 @@
 #include <limits>
 #include <sstream>
 
+#include "compat/quantized.h"
 #include "margin.h"
 #include "util/thread_policy.h"
 
@@ -121,11 +122,22 @@ void note_margin(double margin, const char* file, int line) {
 // that ran was skipped (no GPU, no data), so that CTest reports a skip, not a pass.
 // --print-math-env prints the settings it runs with as NAME=VALUE lines and runs nothing:
 // scripts/test.sh exports them, so that each of CTest's processes starts once, not twice.
+// The int8 kernel is pinned for the tests and the `yoke` processes they start (YOKE_INT8_KERNEL,
+// unless set): `yoke` measures which is fastest (model/int8_kernel.h), and a choice that moved
+// with the machine's load would change the numbers the tests' tolerances were calibrated on.
+// bf16 where the processor has bf16 instructions, else the int8 engine: the kernels the
+// all-kernels sweep has measured the margins of. Int8.* tests each kernel by name.
 int main(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
+  if (!std::getenv("YOKE_INT8_KERNEL"))
+    ::setenv("YOKE_INT8_KERNEL",
+             yoke::compat::cpu_has_native_bf16() && at::hasMKLDNN() ? "bf16"
+             : yoke::compat::use_int8_engine()                      ? "int8"
+                                                                    : "fp32",
+             1);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--print-math-env") {
-      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE"})
+      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "YOKE_INT8_KERNEL"})
         if (const char* value = std::getenv(name)) std::cout << name << "=" << value << "\n";
       return 0;
     }

@@ -10,6 +10,8 @@
 
 #include "cli_helpers.h"
 #include "decode/force_decode.h"
+#include "compat/quantized.h"
+#include "model/int8_kernel.h"
 #include "model/int8_linear.h"
 #include "tiny_model.h"
 #include "store/checkpoint.h"
@@ -41,10 +43,11 @@ at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
 // activation step s_x = (max x − min x) / 255 (twice that where the engine keeps 7 bits,
 // compat::int8_reduce_range), so per output |Δ| ≤ Σ_k (|x_k|·s_w/2 + |w_k|·s_x + s_w·s_x/2),
 // plus fp32 summation error far below it. Where the dequantized weights are multiplied in bf16
-// (compat::bf16_products_are_native) each weight, each activation and the product are rounded
-// to 8 significant bits instead, at most 2⁻⁹ of their size each: Σ_k |x_k|·|w_k| · 2⁻⁷ covers
-// the three.
-// The sum of the two bounds holds on any processor, engine and kernel.
+// (Int8Kernel::bf16) each weight, each activation and the product are rounded to 8 significant
+// bits instead, at most 2⁻⁹ of their size each: Σ_k |x_k|·|w_k| · 2⁻⁷ covers the three. The fp32
+// kernel has the weights' rounding only.
+// The sum of the two bounds holds on any processor, engine and kernel; each kernel this LibTorch
+// has is checked.
 TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   SKIP_WITHOUT_INT8();
   at::manual_seed(3);
@@ -58,7 +61,11 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   // close to it by design, so this is a bound, not a tolerance with a margin.
   EXPECT_TRUE(at::allclose(q.dequantized(), w, 0, q.scales.max().item<double>() / 2 + 1e-7));
   EXPECT_TRUE(q.dequantized()[7].eq(0).all().item<bool>());
-  Int8Linear lin(q, b);
+  for (const auto kernel : {Int8Kernel::bf16, Int8Kernel::int8, Int8Kernel::fp32}) {
+  SCOPED_TRACE(name_of(kernel));
+  if (kernel == Int8Kernel::bf16 && !at::hasMKLDNN()) continue;
+  if (kernel == Int8Kernel::int8 && !compat::use_int8_engine()) continue;
+  Int8Linear lin(q, b, kernel);
   const auto ref = at::linear(x, w, b), y = lin(x);
   ASSERT_EQ(y.sizes(), ref.sizes());
   const auto s_w = q.scales.unsqueeze(0);                                               // [1, n]
@@ -72,6 +79,40 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   YOKE_EXPECT_AT_MOST(err.max().item<double>(), 0.05 * ref.abs().max().item<double>());
   // With relu: the same numbers, clamped at zero.
   YOKE_EXPECT_CLOSE(lin(x, true), at::relu(y), 0, 1e-5);
+  }
+}
+
+// The kernel is the fastest quantized one only where it saves at least a tenth of fp32's time.
+TEST(Int8, TheKernelIsPickedByItsTimeAndIsNeverSlowerThanFp32) {
+  // bf16 fastest, well under fp32: bf16.
+  EXPECT_EQ(pick_int8_kernel({1.0, 0.6, 0.8}), Int8Kernel::bf16);
+  // int8 fastest: int8 (the Xeon without AMX of issue 50: bf16 at 1/0.69 of fp32's time).
+  EXPECT_EQ(pick_int8_kernel({1.0, 1.45, 0.8}), Int8Kernel::int8);
+  // Both slower than fp32, or faster by less than the noise allowance: fp32.
+  EXPECT_EQ(pick_int8_kernel({1.0, 1.45, 1.2}), Int8Kernel::fp32);
+  EXPECT_EQ(pick_int8_kernel({1.0, 0.95, NAN}), Int8Kernel::fp32);
+  EXPECT_EQ(pick_int8_kernel({1.0, NAN, 0.9}), Int8Kernel::int8);  // exactly the allowance
+  // A kernel this LibTorch lacks is never picked.
+  EXPECT_EQ(pick_int8_kernel({1.0, NAN, NAN}), Int8Kernel::fp32);
+  EXPECT_EQ(pick_int8_kernel({1.0, 0.5, NAN}), Int8Kernel::bf16);
+  for (const auto k : {Int8Kernel::bf16, Int8Kernel::int8, Int8Kernel::fp32})
+    EXPECT_EQ(int8_kernel_from_name(name_of(k)), k);
+  EXPECT_FALSE(int8_kernel_from_name("fp16").has_value());
+}
+
+// Measuring times every kernel this LibTorch has, and only those.
+TEST(Int8, MeasuringTimesEachAvailableKernel) {
+  at::manual_seed(5);
+  const Int8Weight a = Int8Weight::quantize(at::randn({64, 32})), b = Int8Weight::quantize(at::randn({32, 64}));
+  const Int8KernelTimes t = measure_int8_kernels({&a, &b});
+  EXPECT_TRUE(std::isfinite(t.fp32) && t.fp32 > 0) << t.fp32;
+  EXPECT_EQ(std::isfinite(t.bf16), at::hasMKLDNN()) << t.bf16;
+  EXPECT_EQ(std::isfinite(t.int8), compat::use_int8_engine()) << t.int8;
+  // The test process pins its kernel (test_main.cpp): choosing keeps it, and says so.
+  const Int8Kernel pinned = choose_int8_kernel({&a, &b});
+  EXPECT_EQ(int8_kernel(), pinned);
+  EXPECT_EQ(name_of(pinned), std::getenv("YOKE_INT8_KERNEL"));
+  EXPECT_NE(int8_kernel_reason().find("pinned"), std::string::npos) << int8_kernel_reason();
 }
 
 // The bf16 kernel pads its rows to row_bucket(rows) so that oneDNN sees few shapes: never fewer
@@ -167,6 +208,17 @@ TEST(QuantizeCli, Int8ModelTranslatesAndScoresLikeFp32) {
   const std::string src = (data_dir() / "test.toy.src.txt").string();
   const auto fp32 = lines_of(output_of({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "5"}));
   const auto int8 = lines_of(output_of({YOKE_BINARY, "translate", "--model", out.string(), "--input", src, "--beam", "5"}));
+  EXPECT_NE(slurp(work_dir() / "stderr.txt").find("(int8 weights; products in " + std::string(std::getenv("YOKE_INT8_KERNEL")) +
+                                                   " (pinned by YOKE_INT8_KERNEL))"),
+            std::string::npos)
+      << slurp(work_dir() / "stderr.txt");
+  // Unpinned, `yoke` measures the kernels and says what it found; the output is a translation
+  // per line whichever kernel won.
+  const auto measured = lines_of(output_of({"env", "-u", "YOKE_INT8_KERNEL", YOKE_BINARY, "translate", "--model",
+                                            out.string(), "--input", src, "--beam", "5"}));
+  EXPECT_EQ(measured.size(), fp32.size());
+  EXPECT_NE(slurp(work_dir() / "stderr.txt").find(" of fp32's time))"), std::string::npos)
+      << slurp(work_dir() / "stderr.txt");
   ASSERT_EQ(fp32.size(), int8.size());
   ASSERT_GT(fp32.size(), 10u);
   size_t same = 0;

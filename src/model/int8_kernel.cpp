@@ -1,0 +1,161 @@
+#include "model/int8_kernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "compat/quantized.h"
+#include "model/int8_linear.h"
+#include "util/error.h"
+
+namespace yoke {
+
+namespace {
+
+std::mutex kernel_mutex;
+std::optional<Int8Kernel> chosen;
+std::string reason;
+
+bool available(Int8Kernel k) {
+  switch (k) {
+    case Int8Kernel::bf16: return at::hasMKLDNN();
+    case Int8Kernel::int8: return compat::use_int8_engine();
+    case Int8Kernel::fp32: return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string name_of(Int8Kernel k) {
+  switch (k) {
+    case Int8Kernel::bf16: return "bf16";
+    case Int8Kernel::int8: return "int8";
+    case Int8Kernel::fp32: return "fp32";
+  }
+  return "?";
+}
+
+std::optional<Int8Kernel> int8_kernel_from_name(const std::string& name) {
+  for (auto k : {Int8Kernel::bf16, Int8Kernel::int8, Int8Kernel::fp32})
+    if (name_of(k) == name) return k;
+  return std::nullopt;
+}
+
+Int8Kernel pick_int8_kernel(const Int8KernelTimes& t) {
+  std::optional<Int8Kernel> best;
+  double best_time = INFINITY;
+  for (const auto& [k, time] : {std::pair{Int8Kernel::bf16, t.bf16}, std::pair{Int8Kernel::int8, t.int8}})
+    if (std::isfinite(time) && time < best_time) best = k, best_time = time;
+  if (!best) return Int8Kernel::fp32;
+  if (!std::isfinite(t.fp32)) return *best;
+  return best_time <= kInt8MaxTimeShare * t.fp32 ? *best : Int8Kernel::fp32;
+}
+
+Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weights) {
+  at::NoGradGuard no_grad;
+  // The values do not matter to the time; a fixed generator keeps the global one untouched.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(12345);
+  // The model's own matrices at row counts a decoding step meets, each matrix with each,
+  // and new activations at every call: LibTorch 1.13's oneDNN int8 linear compiles kernels as it
+  // goes (perf: page protection changes and oneDNN's JIT bookkeeping), and a benchmark that
+  // repeats one matrix and one input (yoke_bench_int8_linear) made it look several times faster
+  // than fp32 on the dev machine, where decoding with it was slower than fp32.
+  // Calls over kMaxMacs multiply-adds are left out: a large output matrix at many rows would make
+  // the measurement longer than a short translation.
+  constexpr double kMaxMacs = 1.6e7;
+  const int64_t rows_list[] = {4, 16, 48, 128, 256};
+  struct Call {
+    size_t matrix;
+    int64_t rows;
+  };
+  std::vector<Call> calls;
+  int64_t widest = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const int64_t n = weights[i]->values.size(0), k = weights[i]->values.size(1);
+    widest = std::max(widest, k);
+    for (int64_t rows : rows_list)
+      if (rows == rows_list[0] || double(rows) * double(n) * double(k) <= kMaxMacs) calls.push_back({i, rows});
+  }
+  constexpr int kRounds = 2;  // round 0 warms up
+  std::vector<at::Tensor> inputs;  // per round: rows enough for every call to start at its own offset
+  for (int r = 0; r < kRounds; ++r) inputs.push_back(at::randn({256 + int64_t(calls.size()), widest}, gen));
+  // A round stops once it has taken `give_up` seconds (a kernel that slow cannot be chosen): its
+  // time is then extrapolated from the calls it made. fp32 runs to the end and sets the limit.
+  auto time_kernel = [&](Int8Kernel k, double give_up) {
+    if (!available(k)) return double(NAN);
+    std::vector<Int8Linear> maps;
+    for (const auto* w : weights) maps.emplace_back(*w, at::Tensor(), k);
+    double s = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t c = 0; c < calls.size(); ++c) {
+        const int64_t in = weights[calls[c].matrix]->values.size(1);
+        maps[calls[c].matrix](inputs[round].narrow(0, int64_t(c), calls[c].rows).narrow(1, 0, in));
+        s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s > give_up) return s * double(calls.size()) / double(c + 1);
+      }
+    }
+    return s;
+  };
+  Int8KernelTimes t;
+  t.fp32 = time_kernel(Int8Kernel::fp32, INFINITY);
+  // Twice what could still be chosen: the warm-up round also compiles oneDNN's kernels.
+  const double give_up = 2 * t.fp32 / kInt8MaxTimeShare;
+  t.bf16 = time_kernel(Int8Kernel::bf16, give_up);
+  t.int8 = time_kernel(Int8Kernel::int8, give_up);
+  return t;
+}
+
+void pin_int8_kernel(Int8Kernel k) {
+  if (!available(k)) throw InputError("the int8 kernel " + name_of(k) + " is not in this LibTorch");
+  std::lock_guard<std::mutex> lock(kernel_mutex);
+  chosen = k;
+  reason = name_of(k) + " (pinned)";
+}
+
+Int8Kernel int8_kernel() {
+  std::lock_guard<std::mutex> lock(kernel_mutex);
+  if (chosen) return *chosen;
+  if (const char* v = std::getenv("YOKE_INT8_KERNEL"); v && *v) {
+    const auto k = int8_kernel_from_name(v);
+    if (!k) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": bf16, int8 or fp32 expected");
+    if (!available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not in this LibTorch");
+    chosen = *k;
+    reason = name_of(*k) + " (pinned by YOKE_INT8_KERNEL)";
+    return *chosen;
+  }
+  throw std::logic_error("int8_kernel(): no kernel chosen yet (choose_int8_kernel with the model's weights first)");
+}
+
+Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
+  {
+    std::lock_guard<std::mutex> lock(kernel_mutex);
+    if (chosen) return *chosen;
+    if (const char* v = std::getenv("YOKE_INT8_KERNEL"); v && *v) {
+      // pinned: int8_kernel() reads and checks it
+    } else {
+      const Int8KernelTimes t = measure_int8_kernels(weights);
+      chosen = pick_int8_kernel(t);
+      auto share = [&](double x) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f", x / t.fp32);
+        return std::isfinite(x) ? std::string(buf) : std::string("absent");
+      };
+      reason = name_of(*chosen) + " (measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
+      return *chosen;
+    }
+  }
+  return int8_kernel();
+}
+
+std::string int8_kernel_reason() {
+  std::lock_guard<std::mutex> lock(kernel_mutex);
+  return reason;
+}
+
+}  // namespace yoke
