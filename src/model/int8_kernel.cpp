@@ -29,7 +29,22 @@ bool available(Int8Kernel k) {
   return false;
 }
 
+// Under kernel_mutex: the pinned kernel (pin_int8_kernel, else YOKE_INT8_KERNEL), or none.
+std::optional<Int8Kernel> pinned_locked() {
+  if (chosen) return chosen;
+  const char* v = std::getenv("YOKE_INT8_KERNEL");
+  if (!v || !*v) return std::nullopt;
+  const auto k = int8_kernel_from_name(v);
+  if (!k) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": bf16, int8 or fp32 expected");
+  if (!available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not in this LibTorch");
+  chosen = *k;
+  reason = name_of(*k) + " (pinned by YOKE_INT8_KERNEL)";
+  return chosen;
+}
+
 }  // namespace
+
+bool int8_available() { return available(Int8Kernel::int8) || available(Int8Kernel::bf16); }
 
 std::string name_of(Int8Kernel k) {
   switch (k) {
@@ -120,37 +135,22 @@ void pin_int8_kernel(Int8Kernel k) {
 
 Int8Kernel int8_kernel() {
   std::lock_guard<std::mutex> lock(kernel_mutex);
-  if (chosen) return *chosen;
-  if (const char* v = std::getenv("YOKE_INT8_KERNEL"); v && *v) {
-    const auto k = int8_kernel_from_name(v);
-    if (!k) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": bf16, int8 or fp32 expected");
-    if (!available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not in this LibTorch");
-    chosen = *k;
-    reason = name_of(*k) + " (pinned by YOKE_INT8_KERNEL)";
-    return *chosen;
-  }
+  if (const auto k = pinned_locked()) return *k;
   throw std::logic_error("int8_kernel(): no kernel chosen yet (choose_int8_kernel with the model's weights first)");
 }
 
 Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
-  {
-    std::lock_guard<std::mutex> lock(kernel_mutex);
-    if (chosen) return *chosen;
-    if (const char* v = std::getenv("YOKE_INT8_KERNEL"); v && *v) {
-      // pinned: int8_kernel() reads and checks it
-    } else {
-      const Int8KernelTimes t = measure_int8_kernels(weights);
-      chosen = pick_int8_kernel(t);
-      auto share = [&](double x) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.2f", x / t.fp32);
-        return std::isfinite(x) ? std::string(buf) : std::string("absent");
-      };
-      reason = name_of(*chosen) + " (measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
-      return *chosen;
-    }
-  }
-  return int8_kernel();
+  std::lock_guard<std::mutex> lock(kernel_mutex);
+  if (const auto k = pinned_locked()) return *k;
+  const Int8KernelTimes t = measure_int8_kernels(weights);
+  chosen = pick_int8_kernel(t);
+  auto share = [&](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", x / t.fp32);
+    return std::isfinite(x) ? std::string(buf) : std::string("absent");
+  };
+  reason = name_of(*chosen) + " (measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
+  return *chosen;
 }
 
 std::string int8_kernel_reason() {

@@ -17,6 +17,10 @@ enum class Int8Kernel { bf16, int8, fp32 };
 struct Int8Weight;  // model/int8_linear.h
 
 std::string name_of(Int8Kernel k);
+
+// True when this LibTorch has a quantized kernel for the CPU, bf16 or int8 (and makes the int8
+// engine the current one where it has it).
+bool int8_available();
 std::optional<Int8Kernel> int8_kernel_from_name(const std::string& name);
 
 // Seconds each kernel took for the same products; NaN for a kernel this LibTorch lacks.

@@ -27,8 +27,6 @@ int64_t row_bucket(int64_t rows) {
   return (rows + step - 1) / step * step;
 }
 
-bool int8_available() { return compat::use_int8_engine() || at::hasMKLDNN(); }
-
 struct Int8Linear::Packed {
   compat::Int8Packed params;        // the quantized engine's packed weight and bias
   at::Tensor values16, bias;          // bf16 kernel: the dequantized weights in bf16, the fp32 bias
@@ -74,11 +72,7 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
   at::Tensor y;
   if (packed_->values32.defined()) {
     y = at::linear(x2, packed_->values32, packed_->bias);
-    if (relu) y.relu_();
-    sizes.back() = out_;
-    return y.view(sizes);
-  }
-  if (packed_->values16.defined()) {
+  } else if (packed_->values16.defined()) {
     // bf16 kernel: activations rounded to bf16 (8 significant bits each), products accumulated in
     // fp32 by oneDNN, the result rounded to bf16 once. The rows are padded with zeros to a bucket
     // size: oneDNN compiles and caches a kernel per shape, and with every row count of a beam
@@ -90,12 +84,9 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
     if (padded > rows) x16.narrow(0, rows, padded - rows).zero_();
     y = at::linear(x16, packed_->values16).narrow(0, 0, rows).to(at::kFloat);
     if (packed_->bias.defined()) y.add_(packed_->bias);
-    if (relu) y.relu_();
-    sizes.back() = out_;
-    return y.view(sizes);
+  } else {
+    y = packed_->params->apply_dynamic(x2, compat::int8_reduce_range());
   }
-  const bool reduce = compat::int8_reduce_range();
-  y = packed_->params->apply_dynamic(x2, reduce);
   // Not apply_dynamic_relu: LibTorch 1.13's oneDNN version returns the product without the relu
   // (tests/torch/test_quantize.cpp caught it).
   if (relu) y.relu_();

@@ -31,10 +31,6 @@ using Int8Weights = std::map<std::string, Int8Weight>;
 // The row count the bf16 kernel pads `rows` to (≥ rows; few distinct values, see Int8Linear).
 int64_t row_bucket(int64_t rows);
 
-// True when this LibTorch has a quantized kernel for the CPU, bf16 or int8 (and makes the int8
-// engine the current one where it has it).
-bool int8_available();
-
 class Int8Linear;
 // The Int8Linear of weights[name] with `bias`, on this process's kernel (int8_kernel()); an
 // InputError when the weights lack the name.
