@@ -4,6 +4,8 @@ set -euo pipefail
 PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-dev
       nlohmann-json3-dev zlib1g-dev libgtest-dev libcli11-dev libcpp-httplib-dev libgloo-dev pkg-config
       libboost-dev
+      # yoke's int8 product (src/model/int8_matmul.h): the headers of the oneDNN LibTorch loads.
+      libdnnl-dev
       # Python: `import yoke` (pybind11) and the PyTorch parity module and test (python/yoke_torch.py);
       # sentencepiece lets that module read and write text.
       pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece

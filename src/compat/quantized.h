@@ -39,17 +39,6 @@ inline bool use_int8_engine() {
 // VNNI, so they keep one bit spare; oneDNN's default keeps all 8; QNNPACK ignores the flag.
 inline bool int8_reduce_range() { return at::globalContext().qEngine() != at::QEngine::ONEDNN; }
 
-// Whether the processor has bf16 instructions (AVX512-BF16 or AMX), from /proc/cpuinfo's flags.
-// Not what chooses the int8 kernel (model/int8_kernel.h measures): the flags said bf16 on a Xeon
-// without AMX where bf16 was the slowest. The tests use it to pin the kernel they were calibrated on.
-inline bool cpu_has_native_bf16() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
-  return false;
-}
-
 using Int8Packed = c10::intrusive_ptr<LinearPackedParamsBase>;
 
 // Packs a per-channel qint8 weight [N, K] and an fp32 bias [N] for the current engine.

@@ -10,6 +10,7 @@
 
 #include "compat/quantized.h"
 #include "model/int8_linear.h"
+#include "model/int8_matmul.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -20,14 +21,6 @@ std::mutex kernel_mutex;
 std::optional<Int8Kernel> chosen;
 std::string reason;
 
-bool available(Int8Kernel k) {
-  switch (k) {
-    case Int8Kernel::bf16: return at::hasMKLDNN();
-    case Int8Kernel::int8: return compat::use_int8_engine();
-    case Int8Kernel::fp32: return true;
-  }
-  return false;
-}
 
 // Under kernel_mutex: the pinned kernel (pin_int8_kernel, else YOKE_INT8_KERNEL), or none.
 std::optional<Int8Kernel> pinned_locked() {
@@ -36,15 +29,44 @@ std::optional<Int8Kernel> pinned_locked() {
   if (!v || !*v) return std::nullopt;
   const auto k = int8_kernel_from_name(v);
   if (!k) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": bf16, int8 or fp32 expected");
-  if (!available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not in this LibTorch");
+  if (!int8_kernel_available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not available here (this LibTorch or this processor lacks it)");
   chosen = *k;
-  reason = name_of(*k) + " (pinned by YOKE_INT8_KERNEL)";
+  reason = name_of(*k) + " (" + (*k == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "pinned by YOKE_INT8_KERNEL)";
   return chosen;
 }
 
 }  // namespace
 
-bool int8_available() { return available(Int8Kernel::int8) || available(Int8Kernel::bf16); }
+std::string int8_route() {
+  if (int8_matmul_available())
+    return "oneDNN u8×s8 on " + int8_matmul_isa() + (int8_matmul_has_vnni() ? "" : ", 7-bit activations: no VNNI");
+  return "LibTorch's quantized engine";
+}
+
+bool int8_kernel_available(Int8Kernel k) {
+  switch (k) {
+    case Int8Kernel::bf16: {
+      // oneDNN may lack bf16 products on this processor (or under DNNL_MAX_CPU_ISA) and then
+      // throws at the first call: one tiny product, once, tells.
+      static const bool runs = [] {
+        if (!at::hasMKLDNN()) return false;
+        try {
+          at::NoGradGuard no_grad;
+          at::linear(at::ones({8, 64}, at::kBFloat16), at::ones({64, 64}, at::kBFloat16));  // one row would take another path
+          return true;
+        } catch (const std::exception&) {
+          return false;
+        }
+      }();
+      return runs;
+    }
+    case Int8Kernel::int8: return int8_matmul_available() || compat::use_int8_engine();
+    case Int8Kernel::fp32: return true;
+  }
+  return false;
+}
+
+bool int8_available() { return int8_kernel_available(Int8Kernel::int8) || int8_kernel_available(Int8Kernel::bf16); }
 
 std::string name_of(Int8Kernel k) {
   switch (k) {
@@ -102,7 +124,7 @@ Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weigh
   // A round stops once it has taken `give_up` seconds (a kernel that slow cannot be chosen): its
   // time is then extrapolated from the calls it made. fp32 runs to the end and sets the limit.
   auto time_kernel = [&](Int8Kernel k, double give_up) {
-    if (!available(k)) return double(NAN);
+    if (!int8_kernel_available(k)) return double(NAN);
     std::vector<Int8Linear> maps;
     for (const auto* w : weights) maps.emplace_back(*w, at::Tensor(), k);
     double s = 0;
@@ -127,7 +149,7 @@ Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weigh
 }
 
 void pin_int8_kernel(Int8Kernel k) {
-  if (!available(k)) throw InputError("the int8 kernel " + name_of(k) + " is not in this LibTorch");
+  if (!int8_kernel_available(k)) throw InputError("the int8 kernel " + name_of(k) + " is not available here (this LibTorch or this processor lacks it)");
   std::lock_guard<std::mutex> lock(kernel_mutex);
   chosen = k;
   reason = name_of(k) + " (pinned)";
@@ -149,7 +171,7 @@ Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
     std::snprintf(buf, sizeof buf, "%.2f", x / t.fp32);
     return std::isfinite(x) ? std::string(buf) : std::string("absent");
   };
-  reason = name_of(*chosen) + " (measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
+  reason = name_of(*chosen) + " (" + (*chosen == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
   return *chosen;
 }
 

@@ -2,7 +2,8 @@
 // processor's flags chose wrongly, bf16 on a Xeon with AVX512-BF16 but no AMX, where int8 decoding
 // then ran at 0.69× of fp32's speed (docs/performance.md, "int8 decoding on the CPU").
 //   bf16  the weights dequantized once to bf16, products by oneDNN through at::linear
-//   int8  LibTorch's quantized engine: its dynamic int8 linear quantizes the activations per call
+//   int8  u8×s8 products summed in int32: yoke's own on oneDNN's matmul (model/int8_matmul.h) where
+//         the build has it, else LibTorch's quantized engine (its dynamic int8 linear)
 //   fp32  the dequantized weights in fp32 (the model's own fp32 path), when neither beats it
 // YOKE_INT8_KERNEL = bf16 | int8 | fp32 pins the choice for a process (benchmarks, tests).
 #pragma once
@@ -21,6 +22,12 @@ std::string name_of(Int8Kernel k);
 // True when this LibTorch has a quantized kernel for the CPU, bf16 or int8 (and makes the int8
 // engine the current one where it has it).
 bool int8_available();
+// Whether this build and processor run kernel k: bf16 where oneDNN multiplies bf16 here, int8 where
+// the build has oneDNN's product (model/int8_matmul.h) or LibTorch a quantized engine, fp32 always.
+bool int8_kernel_available(Int8Kernel k);
+// Which product the int8 kernel runs here, for logs: "oneDNN u8×s8 on avx512_core_vnni", with
+// ", 7-bit activations: no VNNI" where it keeps 7 bits, or "LibTorch's quantized engine".
+std::string int8_route();
 std::optional<Int8Kernel> int8_kernel_from_name(const std::string& name);
 
 // Seconds each kernel took for the same products; NaN for a kernel this LibTorch lacks.

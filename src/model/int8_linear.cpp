@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compat/quantized.h"
+#include "model/int8_matmul.h"
 
 namespace yoke {
 
@@ -31,6 +32,7 @@ struct Int8Linear::Packed {
   compat::Int8Packed params;        // the quantized engine's packed weight and bias
   at::Tensor values16, bias;          // bf16 kernel: the dequantized weights in bf16, the fp32 bias
   at::Tensor values32;                // fp32 kernel: the dequantized weights (with `bias`)
+  std::shared_ptr<const Int8Matmul> matmul;  // int8 kernel where this build has oneDNN's product
 };
 
 Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias, Int8Kernel kernel) : out_(w.values.size(0)) {
@@ -50,6 +52,10 @@ Int8Linear::Int8Linear(const Int8Weight& w, const at::Tensor& bias, Int8Kernel k
     // (distance's −½‖w‖² is large and must not lose bits).
     packed_->values16 = w.dequantized().to(at::kBFloat16).contiguous();
     if (bias.defined()) packed_->bias = bias.detach().to(at::kCPU, at::kFloat).contiguous();
+    return;
+  }
+  if (int8_matmul_available()) {
+    packed_->matmul = std::make_shared<const Int8Matmul>(w, bias);
     return;
   }
   if (!compat::use_int8_engine()) throw InputError("this LibTorch has no quantized engine for int8 decoding");
@@ -84,6 +90,9 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x, bool relu) const {
     if (padded > rows) x16.narrow(0, rows, padded - rows).zero_();
     y = at::linear(x16, packed_->values16).narrow(0, 0, rows).to(at::kFloat);
     if (packed_->bias.defined()) y.add_(packed_->bias);
+  } else if (packed_->matmul) {
+    y = (*packed_->matmul)(x2, relu);
+    relu = false;  // applied by the primitive
   } else {
     y = packed_->params->apply_dynamic(x2, compat::int8_reduce_range());
   }

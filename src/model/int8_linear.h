@@ -2,8 +2,9 @@
 // output row (symmetric, zero point 0). Three kernels multiply it (model/int8_kernel.h says which
 // runs, chosen by measuring):
 //   int8  x quantized on the fly at each call to uint8 with one scale and zero point for the whole
-//         call (dynamic quantization), products accumulated in int32, the result in fp32, on
-//         LibTorch's quantized engine (compat::use_int8_engine);
+//         call (dynamic quantization), products accumulated in int32, the result in fp32: on
+//         yoke's oneDNN matmul (model/int8_matmul.h) where built, else on LibTorch's quantized
+//         engine (compat::use_int8_engine);
 //   bf16  the weights dequantized once to bf16 and multiplied there by oneDNN: where the processor
 //         multiplies bf16 natively (AVX512-BF16 with AMX) this beat both others;
 //   fp32  the dequantized weights in fp32 (for the measurement; a model whose kernel is fp32 runs

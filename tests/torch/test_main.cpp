@@ -13,7 +13,7 @@
 #include <limits>
 #include <sstream>
 
-#include "compat/quantized.h"
+#include "model/int8_kernel.h"
 #include "margin.h"
 #include "util/thread_policy.h"
 
@@ -125,15 +125,16 @@ void note_margin(double margin, const char* file, int line) {
 // The int8 kernel is pinned for the tests and the `yoke` processes they start (YOKE_INT8_KERNEL,
 // unless set): `yoke` measures which is fastest (model/int8_kernel.h), and a choice that moved
 // with the machine's load would change the numbers the tests' tolerances were calibrated on.
-// bf16 where the processor has bf16 instructions, else the int8 engine: the kernels the
-// all-kernels sweep has measured the margins of. Int8.* tests each kernel by name.
+// int8 where the build or LibTorch has an int8 product (the kernel `yoke` measures fastest on the
+// machines tried), else bf16: the kernels the all-kernels sweep has measured the margins of
+// (docs/testing.md). Int8.* tests each kernel by name.
 int main(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
   if (!std::getenv("YOKE_INT8_KERNEL"))
     ::setenv("YOKE_INT8_KERNEL",
-             yoke::compat::cpu_has_native_bf16() && at::hasMKLDNN() ? "bf16"
-             : yoke::compat::use_int8_engine()                      ? "int8"
-                                                                    : "fp32",
+             yoke::int8_kernel_available(yoke::Int8Kernel::int8)   ? "int8"
+             : yoke::int8_kernel_available(yoke::Int8Kernel::bf16) ? "bf16"
+                                                                   : "fp32",
              1);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--print-math-env") {

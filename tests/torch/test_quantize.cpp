@@ -40,8 +40,8 @@ at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
 
 // |y8 − y| for y = x·wᵀ + b is bounded by the rounding of its two operands: each weight is off by
 // at most half its row's step s_w = max|w_row| / 127, each activation by at most half the
-// activation step s_x = (max x − min x) / 255 (twice that where the engine keeps 7 bits,
-// compat::int8_reduce_range), so per output |Δ| ≤ Σ_k (|x_k|·s_w/2 + |w_k|·s_x + s_w·s_x/2),
+// activation step s_x = (max x − min x) / 255 (twice that where 7 bits are kept: the engine's
+// compat::int8_reduce_range, or int8_matmul without VNNI), so per output |Δ| ≤ Σ_k (|x_k|·s_w/2 + |w_k|·s_x + s_w·s_x/2),
 // plus fp32 summation error far below it. Where the dequantized weights are multiplied in bf16
 // (Int8Kernel::bf16) each weight, each activation and the product are rounded to 8 significant
 // bits instead, at most 2⁻⁹ of their size each: Σ_k |x_k|·|w_k| · 2⁻⁷ covers the three. The fp32
@@ -63,8 +63,8 @@ TEST(Int8, LinearIsWithinTheRoundingBoundOfFp32) {
   EXPECT_TRUE(q.dequantized()[7].eq(0).all().item<bool>());
   for (const auto kernel : {Int8Kernel::bf16, Int8Kernel::int8, Int8Kernel::fp32}) {
   SCOPED_TRACE(name_of(kernel));
-  if (kernel == Int8Kernel::bf16 && !at::hasMKLDNN()) continue;
-  if (kernel == Int8Kernel::int8 && !compat::use_int8_engine()) continue;
+  if (kernel == Int8Kernel::bf16 && !int8_kernel_available(Int8Kernel::bf16)) continue;
+  if (kernel == Int8Kernel::int8 && !int8_kernel_available(Int8Kernel::int8)) continue;
   Int8Linear lin(q, b, kernel);
   const auto ref = at::linear(x, w, b), y = lin(x);
   ASSERT_EQ(y.sizes(), ref.sizes());
@@ -106,8 +106,8 @@ TEST(Int8, MeasuringTimesEachAvailableKernel) {
   const Int8Weight a = Int8Weight::quantize(at::randn({64, 32})), b = Int8Weight::quantize(at::randn({32, 64}));
   const Int8KernelTimes t = measure_int8_kernels({&a, &b});
   EXPECT_TRUE(std::isfinite(t.fp32) && t.fp32 > 0) << t.fp32;
-  EXPECT_EQ(std::isfinite(t.bf16), at::hasMKLDNN()) << t.bf16;
-  EXPECT_EQ(std::isfinite(t.int8), compat::use_int8_engine()) << t.int8;
+  EXPECT_EQ(std::isfinite(t.bf16), int8_kernel_available(Int8Kernel::bf16)) << t.bf16;
+  EXPECT_EQ(std::isfinite(t.int8), int8_kernel_available(Int8Kernel::int8)) << t.int8;
   // The test process pins its kernel (test_main.cpp): choosing keeps it, and says so.
   const Int8Kernel pinned = choose_int8_kernel({&a, &b});
   EXPECT_EQ(int8_kernel(), pinned);
@@ -208,10 +208,10 @@ TEST(QuantizeCli, Int8ModelTranslatesAndScoresLikeFp32) {
   const std::string src = (data_dir() / "test.toy.src.txt").string();
   const auto fp32 = lines_of(output_of({YOKE_BINARY, "translate", "--model", dir.string(), "--input", src, "--beam", "5"}));
   const auto int8 = lines_of(output_of({YOKE_BINARY, "translate", "--model", out.string(), "--input", src, "--beam", "5"}));
-  EXPECT_NE(slurp(work_dir() / "stderr.txt").find("(int8 weights; products in " + std::string(std::getenv("YOKE_INT8_KERNEL")) +
-                                                   " (pinned by YOKE_INT8_KERNEL))"),
-            std::string::npos)
-      << slurp(work_dir() / "stderr.txt");
+  // translate names the pinned kernel (and, for int8, which product runs it).
+  const std::string said = slurp(work_dir() / "stderr.txt");
+  EXPECT_NE(said.find("(int8 weights; products in " + std::string(std::getenv("YOKE_INT8_KERNEL")) + " ("), std::string::npos) << said;
+  EXPECT_NE(said.find("pinned by YOKE_INT8_KERNEL))"), std::string::npos) << said;
   // Unpinned, `yoke` measures the kernels and says what it found; the output is a translation
   // per line whichever kernel won.
   const auto measured = lines_of(output_of({"env", "-u", "YOKE_INT8_KERNEL", YOKE_BINARY, "translate", "--model",

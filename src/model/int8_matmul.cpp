@@ -1,0 +1,233 @@
+#include "model/int8_matmul.h"
+
+#include <stdexcept>
+
+#include "model/int8_linear.h"
+#include "util/error.h"
+
+#ifndef YOKE_HAVE_ONEDNN
+
+namespace yoke {
+
+bool int8_matmul_available() { return false; }
+bool int8_matmul_has_vnni() { return false; }
+std::string int8_matmul_isa() { return "none"; }
+struct Int8Matmul::State {};
+Int8Matmul::Int8Matmul(const Int8Weight&, const at::Tensor&) {
+  throw InputError("this build has no oneDNN int8 product (it needs Debian's libdnnl-dev and Debian's LibTorch)");
+}
+Int8Matmul::~Int8Matmul() = default;
+at::Tensor Int8Matmul::operator()(const at::Tensor&, bool) const { throw std::logic_error("Int8Matmul: not built"); }
+
+}  // namespace yoke
+
+#else
+
+#include <emmintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace yoke {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// The smallest and largest of n floats (SSE2: every x86-64 processor has it).
+std::pair<float, float> range_of(const float* x, int64_t n) {
+  float lo = INFINITY, hi = -INFINITY;
+  int64_t i = 0;
+  if (n >= 4) {
+    __m128 mn = _mm_loadu_ps(x), mx = mn;
+    for (i = 4; i + 4 <= n; i += 4) {
+      const __m128 v = _mm_loadu_ps(x + i);
+      mn = _mm_min_ps(mn, v);
+      mx = _mm_max_ps(mx, v);
+    }
+    alignas(16) float a[4], b[4];
+    _mm_store_ps(a, mn);
+    _mm_store_ps(b, mx);
+    for (int j = 0; j < 4; ++j) lo = std::min(lo, a[j]), hi = std::max(hi, b[j]);
+  }
+  for (; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+  return {lo, hi};
+}
+
+// q = clamp(round(x·inv_scale + zero), 0, qmax), rounding to nearest even as _mm_cvtps_epi32 does.
+void quantize(const float* x, uint8_t* q, int64_t n, float inv_scale, float zero, float qmax) {
+  const __m128 s = _mm_set1_ps(inv_scale), z = _mm_set1_ps(zero), lo = _mm_setzero_ps(), hi = _mm_set1_ps(qmax);
+  auto four = [&](const float* p) {
+    return _mm_cvtps_epi32(_mm_min_ps(_mm_max_ps(_mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p), s), z), lo), hi));
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i a = _mm_packs_epi32(four(x + i), four(x + i + 4));
+    const __m128i b = _mm_packs_epi32(four(x + i + 8), four(x + i + 12));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packus_epi16(a, b));
+  }
+  for (; i < n; ++i) q[i] = uint8_t(std::nearbyint(std::clamp(x[i] * inv_scale + zero, 0.0f, qmax)));
+}
+
+// One matmul primitive per shape, shared by every matrix of that shape: (rows, K, N, relu).
+struct Primitive {
+  dnnl::matmul matmul;
+  memory::desc weights, scratchpad;
+};
+using ShapeKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+std::mutex primitives_mutex;
+std::map<ShapeKey, std::shared_ptr<const Primitive>> primitives;
+
+std::shared_ptr<const Primitive> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
+  const ShapeKey key{rows, k, n, relu};
+  std::lock_guard<std::mutex> lock(primitives_mutex);
+  auto& p = primitives[key];
+  if (p) return p;
+  const memory::desc src({rows, k}, dt::u8, tag::ab), wei({k, n}, dt::s8, tag::any), dst({rows, n}, dt::f32, tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});  // one scale per output column
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_add, memory::desc({1, n}, dt::f32, tag::ab));
+  if (relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
+  // The caller's scratchpad: with the library's own, one primitive run from two decoding workers
+  // at once would share it.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+  auto made = std::make_shared<Primitive>();
+  made->matmul = dnnl::matmul(pd);
+  made->weights = pd.weights_desc();
+  made->scratchpad = pd.scratchpad_desc();
+  p = made;
+  return p;
+}
+
+}  // namespace
+
+bool int8_matmul_available() { return true; }
+
+bool int8_matmul_has_vnni() {
+  using isa = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::avx512_core_vnni:
+    case isa::avx512_core_bf16:
+    case isa::avx512_core_amx:
+    case isa::avx2_vnni: return true;
+    default: return false;
+  }
+}
+
+std::string int8_matmul_isa() {
+  using isa = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::sse41: return "sse41";
+    case isa::avx: return "avx";
+    case isa::avx2: return "avx2";
+    case isa::avx2_vnni: return "avx2_vnni";
+    case isa::avx512_core: return "avx512_core";
+    case isa::avx512_core_vnni: return "avx512_core_vnni";
+    case isa::avx512_core_bf16: return "avx512_core_bf16";
+    case isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+struct Int8Matmul::State {
+  int64_t n = 0, k = 0;
+  float qmax = 255;
+  at::Tensor values;         // int8 [N, K], oneDNN's weights [K, N] in layout ba
+  at::Tensor scales;         // fp32 [N]
+  at::Tensor column_sums;    // fp32 [N]: Σ_k w[n, k], for the activations' zero point
+  at::Tensor bias;           // fp32 [N], zeros without one
+  std::mutex packed_mutex;   // the weights in each layout a primitive asked for, packed once
+  std::vector<std::pair<memory::desc, memory>> packed;
+
+  memory packed_for(const memory::desc& want) {
+    std::lock_guard<std::mutex> lock(packed_mutex);
+    for (auto& [desc, mem] : packed)
+      if (desc == want) return mem;
+    memory plain({{k, n}, dt::s8, tag::ba}, cpu_engine(), values.data_ptr());
+    memory mem(want, cpu_engine());
+    dnnl::stream stream(cpu_engine());
+    dnnl::reorder(plain, mem).execute(stream, plain, mem);
+    stream.wait();
+    packed.emplace_back(want, mem);
+    return mem;
+  }
+};
+
+Int8Matmul::Int8Matmul(const Int8Weight& w, const at::Tensor& bias) : state_(std::make_unique<State>()) {
+  auto& s = *state_;
+  s.n = w.values.size(0);
+  s.k = w.values.size(1);
+  s.qmax = int8_matmul_has_vnni() ? 255.0f : 127.0f;
+  s.values = w.values.contiguous();
+  s.scales = w.scales.to(at::kFloat).contiguous();
+  s.column_sums = s.values.to(at::kInt).sum(1).to(at::kFloat).contiguous();  // exact: |Σ| ≤ 127·K < 2²⁴
+  s.bias = bias.defined() ? bias.detach().to(at::kCPU, at::kFloat).contiguous() : at::zeros({s.n}, at::kFloat);
+}
+
+Int8Matmul::~Int8Matmul() = default;
+
+at::Tensor Int8Matmul::operator()(const at::Tensor& x, bool relu) const {
+  auto& s = *state_;
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == s.k && x.scalar_type() == at::kFloat && x.is_contiguous(),
+              "Int8Matmul: contiguous fp32 [M, K] expected");
+  const int64_t rows = x.size(0), padded = row_bucket(rows);
+  const auto prim = primitive_for(padded, s.k, s.n, relu);
+
+  // The activations' range always holds 0, so that 0 (and the padding) is exact.
+  auto [lo, hi] = range_of(x.data_ptr<float>(), x.numel());
+  lo = std::min(lo, 0.0f), hi = std::max(hi, 0.0f);
+  const float scale = hi > lo ? (hi - lo) / s.qmax : 1.0f;
+  const float zero = std::clamp(std::nearbyint(-lo / scale), 0.0f, s.qmax);
+  auto q = at::empty({padded, s.k}, x.options().dtype(at::kByte));
+  quantize(x.data_ptr<float>(), q.data_ptr<uint8_t>(), x.numel(), 1.0f / scale, zero, s.qmax);
+  if (padded > rows) std::fill_n(q.data_ptr<uint8_t>() + x.numel(), (padded - rows) * s.k, uint8_t(0));
+
+  // Per column: the output scale s_x·s_w[n], and what is added after it, b[n] − s_x·s_w[n]·z·Σ_k w[n,k].
+  auto col_scale = at::empty({s.n}, x.options());
+  auto col_add = at::empty({1, s.n}, x.options());
+  const float *ws = s.scales.data_ptr<float>(), *sums = s.column_sums.data_ptr<float>(), *b = s.bias.data_ptr<float>();
+  float *cs = col_scale.data_ptr<float>(), *ca = col_add.data_ptr<float>();
+  for (int64_t j = 0; j < s.n; ++j) {
+    cs[j] = scale * ws[j];
+    ca[j] = b[j] - cs[j] * zero * sums[j];
+  }
+
+  auto y = at::empty({padded, s.n}, x.options());
+  const auto& eng = cpu_engine();
+  thread_local std::vector<uint8_t> scratch;
+  if (scratch.size() < prim->scratchpad.get_size()) scratch.resize(prim->scratchpad.get_size());
+  memory src({{padded, s.k}, dt::u8, tag::ab}, eng, q.data_ptr());
+  memory dst({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr());
+  memory scales_mem({{s.n}, dt::f32, tag::a}, eng, cs);
+  memory add_mem({{1, s.n}, dt::f32, tag::ab}, eng, ca);
+  memory scratch_mem(prim->scratchpad, eng, scratch.data());
+  dnnl::stream stream(eng);
+  prim->matmul.execute(stream, {{DNNL_ARG_SRC, src},
+                                {DNNL_ARG_WEIGHTS, s.packed_for(prim->weights)},
+                                {DNNL_ARG_DST, dst},
+                                {DNNL_ARG_ATTR_OUTPUT_SCALES, scales_mem},
+                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, add_mem},
+                                {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  stream.wait();
+  return padded > rows ? y.narrow(0, 0, rows) : y;
+}
+
+}  // namespace yoke
+
+#endif
