@@ -38,19 +38,29 @@ BlasThreadsOverride::~BlasThreadsOverride() {
   if (before_ > 0) blas_set_threads()(before_);
 }
 
+const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma) {
+  if (chosen == nullptr || strcasecmp(chosen, "prescott") != 0) return nullptr;
+  if (avx512) return "SkylakeX";
+  if (avx2_fma) return "Haswell";
+  return nullptr;
+}
+
 namespace {
 
-bool blas_on_generic_kernels_of_a_newer_cpu() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
-  return strcasecmp(blas_kernel_name(), "prescott") == 0;
+const char* blas_kernels_for_a_newer_cpu() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return nullptr;
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512cd");
+  return blas_kernels_to_use(blas_kernel_name(), avx512, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
 }
 
 }  // namespace
 
 void use_fast_math_library_settings(char** argv) {
   const bool wait = std::getenv("OMP_WAIT_POLICY") == nullptr && setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
-  const bool kernels = blas_on_generic_kernels_of_a_newer_cpu() && setenv("OPENBLAS_CORETYPE", "Haswell", 0) == 0;
+  const char* newer = blas_kernels_for_a_newer_cpu();
+  const bool kernels = newer != nullptr && setenv("OPENBLAS_CORETYPE", newer, 0) == 0;
   if (!wait && !kernels) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.

@@ -10,16 +10,24 @@
 //   processors newer than it and falls back to its generic SSE3 kernels ("Prescott"): on a 2-core
 //   Intel Xeon with AVX-512 that halved training speed (1833 against 3755 tokens/s for the
 //   language model of configs/multi30k-lm-en.conf, docs/performance.md). Where the processor has
-//   AVX2 and FMA, the Haswell kernels run on it and are what a newer OpenBLAS would use at least.
+//   AVX-512 (F, BW, VL, DQ, CD) the SkylakeX kernels run on it, else where it has AVX2 and FMA the
+//   Haswell kernels: what a newer OpenBLAS would use at least.
 #pragma once
 
 namespace yoke {
 
 // When OMP_WAIT_POLICY is unset, sets it to PASSIVE; when OPENBLAS_CORETYPE is unset and OpenBLAS
-// fell back to its generic kernels on a processor with AVX2 and FMA, sets it to Haswell. If it set
+// fell back to its generic kernels, sets it to SkylakeX on a processor with AVX-512, else to
+// Haswell on one with AVX2 and FMA. If it set
 // either, re-executes this program with the same arguments (it does not return then). Values the
 // user set are kept. If the re-execution fails, returns and the program runs on as it was.
 void use_fast_math_library_settings(char** argv);
+
+// Pure: the OPENBLAS_CORETYPE to run with when OpenBLAS chose `chosen` by itself, or nullptr to
+// keep it. Only its generic "Prescott" is replaced: by SkylakeX's kernels where the processor has
+// AVX-512 F, BW, VL, DQ and CD (1.4× Haswell's in training and 1.33× in decoding on an Intel
+// Xeon, docs/performance.md), else by Haswell's where it has AVX2 and FMA.
+const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma);
 
 // The name of the kernels OpenBLAS chose ("Haswell", "Prescott", ...), or "" when the matrix
 // products are not OpenBLAS's.

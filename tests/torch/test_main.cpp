@@ -1,7 +1,7 @@
 // The torch tests' main: the math-library settings `yoke` itself runs with, and the margin report.
 //
 // The tests run under the kernels users get: on a processor newer than Debian's OpenBLAS knows,
-// `yoke` switches from the generic kernels to Haswell's (util/thread_policy.h), and so do the
+// `yoke` switches from the generic kernels to SkylakeX's or Haswell's (util/thread_policy.h), and so do the
 // tests, or they would test sums no user computes. scripts/test-numerics.sh sets
 // OPENBLAS_CORETYPE itself to try the other families; a value that is set is kept.
 #include <gtest/gtest.h>

@@ -1,0 +1,27 @@
+// util/thread_policy.h: which OpenBLAS kernels `yoke` runs with when OpenBLAS does not know the
+// processor. The rule is pure; the re-execution around it is exercised by every torch test run.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/thread_policy.h"
+
+using namespace yoke;
+
+namespace {
+std::string or_keep(const char* k) { return k ? k : "(keep)"; }
+}  // namespace
+
+TEST(ThreadPolicy, OnlyTheGenericKernelsAreReplacedAndByTheWidestTheProcessorRuns) {
+  // OpenBLAS fell back to its generic kernels: AVX-512 → SkylakeX, AVX2+FMA → Haswell, else keep.
+  EXPECT_EQ(or_keep(blas_kernels_to_use("Prescott", true, true)), "SkylakeX");
+  EXPECT_EQ(or_keep(blas_kernels_to_use("PRESCOTT", false, true)), "Haswell");
+  EXPECT_EQ(or_keep(blas_kernels_to_use("Prescott", false, false)), "(keep)");
+  // A processor OpenBLAS knows keeps its own choice, whatever its flags.
+  EXPECT_EQ(or_keep(blas_kernels_to_use("Cooperlake", true, true)), "(keep)");
+  EXPECT_EQ(or_keep(blas_kernels_to_use("Haswell", true, true)), "(keep)");
+  EXPECT_EQ(or_keep(blas_kernels_to_use("Zen", false, true)), "(keep)");
+  // Products not by OpenBLAS: nothing to choose.
+  EXPECT_EQ(or_keep(blas_kernels_to_use("", true, true)), "(keep)");
+  EXPECT_EQ(or_keep(blas_kernels_to_use(nullptr, true, true)), "(keep)");
+}
