@@ -47,6 +47,10 @@ run_ort() {  # DIR BEAM TAG
   echo "$3 $(rate "$out/$3.log")" >>"$out/rates"
 }
 echo "bench: $(wc -l <"$out/src.txt") sentences, $threads thread(s) each, $rounds rounds; $(nproc) cores; $(uptime)" >&2
+# The processor and the flags that decide the kernels (AVX-512, VNNI, BF16, AMX), for the table's caption.
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512_vnni|avx_vnni|avx512_bf16|amx_bf16|amx_int8)$' | tr '\n' ' ')
+echo "processor: $cpu; $flags" >&2
 for r in $(seq "$rounds"); do
   for beam in 1 4; do
     run_yoke "$model" "$beam" "yoke-fp32-b$beam"
@@ -76,4 +80,11 @@ for beam in (1, 4):
         print(f"| {name} | {prec} | {statistics.median(y):.1f} | {statistics.median(o):.1f} | "
               f"**{statistics.median(ratios):.2f}** ({', '.join(f'{r:.2f}' for r in ratios)}) | "
               f"{same} / {len(lines(f'yoke-{prec}-b{beam}'))} |")
+print()
+for who in ("yoke", "ort"):
+    for beam in (1, 4):
+        i, f = rates[f"{who}-int8-b{beam}"], rates[f"{who}-fp32-b{beam}"]
+        name = "greedy" if beam == 1 else f"beam {beam}"
+        print(f"{who} int8 / fp32, {name}: {statistics.median([a / b for a, b in zip(i, f)]):.2f}")
 PY
+echo "yoke int8: $(grep -o 'products in .*' "$out/yoke-int8-b1.log" | tail -n 1)"

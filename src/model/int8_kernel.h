@@ -46,8 +46,9 @@ Int8Kernel pick_int8_kernel(const Int8KernelTimes& t);
 
 // Times each available kernel on the calling thread's settings over `weights` (a model's int8
 // matrices): each matrix at 4, 16, 48, 128 and 256 rows (calls over 1.6·10⁷ multiply-adds left
-// out), new activations at every call, one round to warm up and one timed. A kernel that takes
-// more than twice what could still be chosen is stopped early, its time extrapolated.
+// out), new activations at every call: one round to warm up, then three rounds with the kernels
+// taking turns, each kernel's best round counting. A round that takes more than twice what could
+// still be chosen is stopped early, its time extrapolated.
 Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weights);
 
 // The kernel of this process: pinned (pin_int8_kernel, or YOKE_INT8_KERNEL), else chosen by

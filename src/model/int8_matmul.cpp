@@ -217,7 +217,7 @@ at::Tensor Int8Matmul::operator()(const at::Tensor& x, bool relu) const {
   memory scales_mem({{s.n}, dt::f32, tag::a}, eng, cs);
   memory add_mem({{1, s.n}, dt::f32, tag::ab}, eng, ca);
   memory scratch_mem(prim->scratchpad, eng, scratch.data());
-  dnnl::stream stream(eng);
+  thread_local dnnl::stream stream(eng);  // one per calling thread: a stream is not shared
   prim->matmul.execute(stream, {{DNNL_ARG_SRC, src},
                                 {DNNL_ARG_WEIGHTS, s.packed_for(prim->weights)},
                                 {DNNL_ARG_DST, dst},
