@@ -13,6 +13,7 @@
 #include "model/int8_linear.h"
 #include "model/int8_matmul.h"
 #include "util/error.h"
+#include "util/thread_policy.h"
 
 namespace yoke {
 
@@ -181,7 +182,23 @@ Int8Kernel int8_kernel() {
 Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
   std::lock_guard<std::mutex> lock(kernel_mutex);
   if (const auto k = pinned_locked()) return *k;
-  const Int8KernelTimes t = measure_int8_kernels(weights);
+  // On one thread, LibTorch's and OpenBLAS's: decoding runs one worker per core by default, each
+  // on one thread, and at two threads the shares moved (the dev machine: int8 0.5 of fp32's time
+  // on one thread, 0.7–1.0 on two, so that a process measuring on two sometimes chose fp32 for
+  // workers that then decoded on one thread each).
+  Int8KernelTimes t;
+  {
+    const int threads = at::get_num_threads();
+    at::set_num_threads(1);
+    BlasThreadsOverride blas(1);
+    try {
+      t = measure_int8_kernels(weights);
+    } catch (...) {
+      at::set_num_threads(threads);
+      throw;
+    }
+    at::set_num_threads(threads);
+  }
   chosen = pick_int8_kernel(t);
   auto share = [&](double x) {
     char buf[32];

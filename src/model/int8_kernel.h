@@ -56,7 +56,7 @@ Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weigh
 Int8Kernel int8_kernel();
 void pin_int8_kernel(Int8Kernel k);
 // The first int8 model a process loads chooses: the pinned kernel, else the one measured
-// fastest on its weights (pick_int8_kernel), kept for the process.
+// fastest on its weights on one thread (pick_int8_kernel), kept for the process.
 Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights);
 
 // How the kernel was chosen, for logs: "bf16 (measured: bf16 0.61, int8 0.83 of fp32's time)",
