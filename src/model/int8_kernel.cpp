@@ -23,7 +23,6 @@ std::mutex kernel_mutex;
 std::optional<Int8Kernel> chosen;
 std::string reason;
 
-
 // Under kernel_mutex: the pinned kernel (pin_int8_kernel, else YOKE_INT8_KERNEL), or none.
 std::optional<Int8Kernel> pinned_locked() {
   if (chosen) return chosen;
