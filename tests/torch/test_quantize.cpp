@@ -13,6 +13,7 @@
 #include "compat/quantized.h"
 #include "model/int8_kernel.h"
 #include "model/int8_linear.h"
+#include "model/int8_matmul.h"
 #include "tiny_model.h"
 #include "store/checkpoint.h"
 #include "store/model_store.h"
@@ -158,12 +159,16 @@ TEST(Int8, AffineLogitsAreTheEstimatorsLogits) {
 // self up to the rounding of Int8.LinearIsWithinTheRoundingBoundOfFp32 (about 0.5% of a
 // product's range per product), carried through 2 + 2 layers and the output matrix: the error
 // scales with the spread of the log-probabilities (8 to 26 nats on these models, whose word
-// rows are scaled by random factors so that the estimators' norms matter). Measured: at most
-// 0.8% of the spread (0.15 nats of 23, every estimator and tie, oneDNN); 3% leaves room for 7-bit
-// activations (compat::int8_reduce_range, twice the rounding) while a wrong scale, a missing
-// bias or an estimator left out is off by a good part of the spread.
+// rows are scaled by random factors so that the estimators' norms matter). Measured with 8-bit
+// activations: at most 1.2% of the spread (yoke's oneDNN product with VNNI, every estimator, tie
+// and OpenBLAS family), so 3%; where the activations keep 7 bits (no VNNI, or the engine's
+// compat::int8_reduce_range) the activation rounding doubles and so did the error, 2.2% (under
+// DNNL_MAX_CPU_ISA=AVX2, Haswell's kernels), so 6% there. A wrong scale, a missing bias or an
+// estimator left out is off by a good part of the spread.
 TEST(Int8, EveryEstimatorAndTieDecodesLikeFp32) {
   SKIP_WITHOUT_INT8();
+  const bool seven_bits = int8_kernel() == Int8Kernel::int8 &&
+                          (int8_matmul_available() ? !int8_matmul_has_vnni() : compat::int8_reduce_range());
   for (Tie tie : {Tie::none, Tie::decoder, Tie::all, Tie::src_tgt}) {
     for (Estimator e : {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine}) {
       at::manual_seed(9);
@@ -182,7 +187,7 @@ TEST(Int8, EveryEstimatorAndTieDecodesLikeFp32) {
       const auto got = forced_log_probs(*model, 17, 40);
       const double diff = (got - ref).abs().max().item<double>();
       const double range = (ref.max() - ref.min()).item<double>();
-      YOKE_EXPECT_AT_MOST(diff, 0.03 * range) << name_of(tie) << " " << name_of(e) << ", log-probabilities spread over " << range;
+      YOKE_EXPECT_AT_MOST(diff, (seven_bits ? 0.06 : 0.03) * range) << name_of(tie) << " " << name_of(e) << ", log-probabilities spread over " << range;
       EXPECT_GT(diff, 0.0) << "int8 products were not used";
     }
   }
