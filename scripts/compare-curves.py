@@ -5,8 +5,9 @@ A run stopped before early stopping fired has no test scores, but its model/metr
 every validation. This script reads those of every run under the given folders (any
 runs/VARIANT/seedN/model/metrics.jsonl below them, so both `yoke experiment` folders and
 scripts/run-grid-parallel.sh's parts/ work) and, for one metric,
-  - per run: its best value, the update of the best, its last update, and whether it stopped early
-    (converged) or was cut off;
+  - per run: its best value, the update of the best, its last update, and whether it converged
+    (early stopping fired, or it ended at its budget with a flat loss by the reports' slope rule,
+    src/experiment/convergence.h) or was cut off;
   - per variant pair: the mean difference across seeds, at each run's best and at one update that
     every run reached, with an exact two-sided permutation test over the seeds (unpaired: a seed
     gives each variant a different initialisation, so seeds pair nothing).
@@ -42,9 +43,33 @@ def find_runs(roots):
     return runs
 
 
+# The reports' slope rule (src/experiment/convergence.h): over the last WINDOW validations the
+# loss falls, with 95% confidence, by less than MAX_DECLINE of itself. T_95 is the one-sided 95%
+# quantile of t with WINDOW − 2 = 3 degrees of freedom.
+WINDOW, MAX_DECLINE, T_95 = 5, 0.005, 2.353363
+
+
+def loss_plateau(points):
+    """(converged, why) by the slope rule on [(update, loss), ...]."""
+    if len(points) < WINDOW:
+        return False, f"{len(points)} validations, fewer than {WINDOW}"
+    xs, ys = [float(u) for u, _ in points[-WINDOW:]], [float(v) for _, v in points[-WINDOW:]]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx <= 0 or my <= 0:
+        return False, "the last validations share one update or have no positive loss"
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    rss = sum((y - (my + slope * (x - mx))) ** 2 for x, y in zip(xs, ys))
+    se = (rss / (WINDOW - 2) / sxx) ** 0.5
+    span = xs[-1] - xs[0]
+    decline, bound = -slope * span / my, (-slope + T_95 * se) * span / my
+    return bound <= MAX_DECLINE, f"slope rule: loss {'falls' if decline >= 0 else 'rises'} {100 * abs(decline):.2f}%, bound {100 * bound:.2f}%"
+
+
 def read_run(path, metric):
-    """The (update, value) validations, and why training last ended ('' while it runs)."""
-    valid, reason = [], ""
+    """The (update, value) validations, why training last ended ('' while it runs), and the
+    (update, loss) validations the slope rule reads."""
+    valid, reason, losses = [], "", []
     with open(path) as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
@@ -56,11 +81,24 @@ def read_run(path, metric):
                 sys.exit(f"{path}:{number}: not JSON ({e})")
             if record.get("type") == "valid" and metric in record:
                 valid.append((record["update"], record[metric]))
+            if record.get("type") == "valid" and isinstance(record.get("loss"), (int, float)):
+                losses.append((record["update"], record["loss"]))
             if record.get("type") == "end":  # a resumed run appends; the last one counts
                 reason = record.get("reason", "")
     if not valid:
         sys.exit(f"{path}: no validation with '{metric}'")
-    return valid, reason
+    return valid, reason, losses
+
+
+def convergence(reason, losses):
+    """(converged, state): early stopping, or a run that ended at its budget (max_updates,
+    max_minutes) whose loss is flat by the slope rule, as the reports decide."""
+    if reason == "early stopping":
+        return True, "converged (early stopping)"
+    if reason in ("max_updates", "max_minutes"):
+        flat, why = loss_plateau(losses)
+        return flat, f"{'converged' if flat else 'cut off'} ({reason}; {why})"
+    return False, f"cut off ({reason or 'running'})"
 
 
 def permutation_p(a, b):
@@ -91,8 +129,8 @@ def main():
         sys.exit("compare-curves: no runs/VARIANT/seedN/model/metrics.jsonl under " + " ".join(args.dirs))
     read = {key: read_run(path, args.metric) for key, path in runs.items()}
     curves = {key: r[0] for key, r in read.items()}
-    reasons = {key: r[1] for key, r in read.items()}
-    finished = {key: r == "early stopping" for key, r in reasons.items()}  # converged
+    states = {key: convergence(r[1], r[2]) for key, r in read.items()}
+    finished = {key: c for key, (c, _) in states.items()}  # converged
     at = args.at or min(c[-1][0] for c in curves.values())
 
     def value_at(curve):  # None for a run that ended before `at`
@@ -111,7 +149,7 @@ def main():
             best_update, best_value = better(curve, key=lambda p: p[1])
             now = value_at(curve)
             table[(v, s)] = (best_value, now)
-            state = "converged (early stopping)" if finished[(v, s)] else f"cut off ({reasons[(v, s)] or 'running'})"
+            state = states[(v, s)][1]
             print(f"{v:16} {s:>4} {best_value:8.4f} {best_update:>8} {curve[-1][0]:>6}  "
                   f"{'-' if now is None else format(now, '8.4f'):>8}  {state}")
     print()

@@ -2,7 +2,8 @@
 """scripts/compare-curves.py on made-up curves whose answers are known by hand.
 
 Two variants, three seeds each. 'a' converged (early stopping) at 2.0, 2.1, 2.2; 'b' was cut off
-at 1.5, 1.6, 1.7 while still falling. Every b below every a: the exact two-sided permutation p is
+at 1.5, 1.6, 1.7 while still falling. A third case: runs that reached their budget, one flat and
+one still falling, converged or not by the reports' slope rule. Every b below every a: the exact two-sided permutation p is
 2 of the C(6,3) = 20 splits, 0.1, and since the cut-off side is the better one the gap can only
 widen. Swapped (b cut off but worse), the same test decides nothing. Standard library only.
 """
@@ -57,7 +58,15 @@ def main():
             write_run(root, "b", seed, [2.9, last], "interrupted")
         best = next(line for line in compare(root, "--baseline", "a").splitlines() if line.startswith("b - a, best"))
         assert "+0.5000" in best and "decides nothing" in best, best
-    print("compare-curves: 2 cases passed")
+    # Runs that ended at their budget: converged by the reports' slope rule when the last five
+    # losses are flat (a fall of 0.1% with small noise), cut off when they still fall 5%.
+    with tempfile.TemporaryDirectory() as root:
+        write_run(root, "a", 1, [3.0, 2.0, 2.001, 1.999, 2.0005, 1.998], "max_updates")
+        write_run(root, "b", 1, [3.0, 2.5, 2.45, 2.4, 2.35, 2.3], "max_updates")
+        rows = {line.split()[0]: line for line in compare(root).splitlines() if line.split()[1:2] == ["1"]}
+        assert "converged (max_updates; slope rule" in rows["a"], rows["a"]
+        assert "cut off (max_updates; slope rule: loss falls" in rows["b"], rows["b"]
+    print("compare-curves: 3 cases passed")
 
 
 if __name__ == "__main__":
