@@ -48,11 +48,11 @@ Plateau loss_plateau(const std::vector<double>& updates, const std::vector<doubl
   return p;
 }
 
-nlohmann::json convergence_of(const std::string& metrics_path) {
-  if (!std::filesystem::exists(metrics_path)) return nullptr;
+std::optional<Convergence> convergence_of(const std::string& metrics_path) {
+  if (!std::filesystem::exists(metrics_path)) return std::nullopt;
   std::string reason;
   for (const auto& end : read_json_lines(metrics_path, "end")) reason = end.value("reason", "");
-  if (reason == "early stopping") return {{"converged", true}, {"why", "early stopping fired"}};
+  if (reason == "early stopping") return Convergence{true, "early stopping fired"};
   std::vector<double> updates, loss;
   for (const auto& v : read_json_lines(metrics_path, "valid"))
     if (v.contains("loss") && v["loss"].is_number() && v.contains("update") && v["update"].is_number()) {
@@ -60,7 +60,7 @@ nlohmann::json convergence_of(const std::string& metrics_path) {
       loss.push_back(v["loss"].get<double>());
     }
   const Plateau p = loss_plateau(updates, loss);
-  return {{"converged", p.converged}, {"why", p.why}};
+  return Convergence{p.converged, p.why};
 }
 
 }  // namespace yoke

@@ -9,9 +9,11 @@
 // subset moves by tenths from one validation to the next and a slope's bound would never close.
 // Why 5 and 0.5%: docs/statistics.md, calibrated on the committed curves and the validation loss's noise.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "report/run_result.h"
 
 namespace yoke {
 
@@ -27,7 +29,7 @@ struct Plateau {
 // The slope rule on validation losses at the given updates (the last kWindow are used).
 Plateau loss_plateau(const std::vector<double>& updates, const std::vector<double>& loss);
 
-// {converged: bool, why: "..."}; null when the file is missing.
-nlohmann::json convergence_of(const std::string& metrics_path);
+// Whether the run of this metrics.jsonl converged, and why; none when the file is missing.
+std::optional<Convergence> convergence_of(const std::string& metrics_path);
 
 }  // namespace yoke

@@ -268,8 +268,7 @@ ReportInput report_input(const std::string& out_dir) {
       RunResult r = run_result_from_json(read_json(run.result().string()), run.result().string());
       r.variant = v;  // the folder's names are the ones the record lists
       r.seed = seed;
-      if (const nlohmann::json c = convergence_of(run.metrics().string()); !c.is_null())
-        r.convergence = Convergence{c.at("converged").get<bool>(), c.at("why").get<std::string>()};
+      r.convergence = convergence_of(run.metrics().string());
       for (const auto& [name, t] : r.tests) {
         if (!t.bleu_stats.empty()) r.stats_files[name] = (dir / t.bleu_stats).string();
         if (!t.nll.empty()) r.nll_files[name] = (dir / t.nll).string();
