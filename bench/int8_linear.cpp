@@ -1,8 +1,10 @@
-// The probe behind the choice of engine for int8 decoding (docs/performance.md, "int8 decoding"):
-// one linear map at the shapes of a decoding step (rows = beam × sentences still going; the
-// reference model's d 256, FFN 1024, V 8000), fp32 at::linear (OpenBLAS) against LibTorch's
-// dynamic int8 linear on each quantized engine this build has. Microseconds per call, median of 5
-// runs of 200 calls after 20 warm-up calls; err = max |int8 − fp32| / max |fp32|.
+// One linear map at the shapes of a decoding step (rows = beam × sentences still going; the
+// reference model's d 256, FFN 1024, V 8000): fp32 at::linear (OpenBLAS) against LibTorch's
+// dynamic int8 linear on each quantized engine this build has, and against yoke's own int8 and
+// bf16 kernels (model/int8_linear.h). Microseconds per call, median of 5 runs of 200 calls after
+// 20 warm-up calls; err = max |int8 − fp32| / max |fp32|. It repeats one matrix and one input:
+// LibTorch's oneDNN engine looks faster here than it decodes (docs/performance.md, "int8
+// decoding"), which is why `yoke` chooses its kernel by timing the model's own matrices.
 //   yoke_bench_int8_linear [--threads T]
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,8 @@
 #include <vector>
 
 #include "compat/quantized.h"
+#include "model/int8_kernel.h"
+#include "model/int8_linear.h"
 #include "util/thread_policy.h"
 
 namespace {
@@ -42,7 +46,9 @@ int main(int argc, char** argv) {
   for (auto e : at::globalContext().supportedQEngines())
     if (e != at::QEngine::NoQEngine) engines.push_back(e);
   std::printf("threads %d, OpenBLAS kernels %s\n| out × in | rows | fp32 µs |", threads, yoke::blas_kernel_name());
-  for (auto e : engines) std::printf(" %s µs | speed-up | err |", c10::toString(e));
+  for (auto e : engines) std::printf(" %s µs | speed-up | err |", std::string(c10::toString(e)).c_str());
+  const yoke::Int8Kernel kernels[] = {yoke::Int8Kernel::int8, yoke::Int8Kernel::bf16};
+  for (auto kern : kernels) std::printf(" yoke %s µs | speed-up | err |", yoke::name_of(kern).c_str());
   std::printf("\n");
   const int64_t shapes[][2] = {{768, 256}, {256, 256}, {1024, 256}, {256, 1024}, {8000, 256}};
   for (const auto& s : shapes) {
@@ -63,6 +69,17 @@ int main(int argc, char** argv) {
         const bool reduce = yoke::compat::int8_reduce_range();
         const double err = (packed->apply_dynamic(x, reduce) - ref).abs().max().item<double>() / ref.abs().max().item<double>();
         const double t8 = microseconds([&] { packed->apply_dynamic(x, reduce); });
+        std::printf(" %.1f | %.2f | %.3f |", t8, t32 / t8, err);
+      }
+      const auto w8 = yoke::Int8Weight::quantize(w);
+      for (auto kern : kernels) {
+        if (!yoke::int8_kernel_available(kern)) {
+          std::printf(" - | - | - |");
+          continue;
+        }
+        const yoke::Int8Linear lin(w8, b, kern);
+        const double err = (lin(x) - ref).abs().max().item<double>() / ref.abs().max().item<double>();
+        const double t8 = microseconds([&] { lin(x); });
         std::printf(" %.1f | %.2f | %.3f |", t8, t32 / t8, err);
       }
       std::printf("\n");
