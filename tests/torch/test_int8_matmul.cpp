@@ -62,8 +62,9 @@ TEST(Int8Matmul, IsItsFormulaUpToFp32Rounding) {
       const auto err = (y.to(at::kDouble) - ref.y).abs();
       const auto bound = ref.magnitude * std::ldexp(1.0, -20) + 1e-30;
       YOKE_EXPECT_AT_MOST((err / bound).max().item<double>(), 1.0);
-      // The relu is applied to the same numbers.
-      EXPECT_TRUE(at::equal(product(x.contiguous(), true), y.relu()));
+      // The relu is applied to the same numbers. Its primitive is another JIT'd kernel, which may
+      // order the scale and the add differently: fp32 rounding of terms of a few units, ≪ 1e-5.
+      YOKE_EXPECT_CLOSE(product(x.contiguous(), true), y.relu(), 0, 1e-5);
     }
   }
 }
