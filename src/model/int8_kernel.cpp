@@ -38,9 +38,13 @@ std::optional<Int8Kernel> pinned_locked() {
 
 }  // namespace
 
+bool int8_activations_keep_7_bits() {
+  return int8_matmul_available() ? !int8_matmul_has_vnni() : compat::int8_reduce_range();
+}
+
 std::string int8_route() {
   if (int8_matmul_available())
-    return "oneDNN u8×s8 on " + int8_matmul_isa() + (int8_matmul_has_vnni() ? "" : ", 7-bit activations: no VNNI");
+    return "oneDNN u8×s8 on " + int8_matmul_isa() + (int8_activations_keep_7_bits() ? ", 7-bit activations: no VNNI" : "");
   return "LibTorch's quantized engine";
 }
 

@@ -28,6 +28,9 @@ bool int8_kernel_available(Int8Kernel k);
 // Which product the int8 kernel runs here, for logs: "oneDNN u8×s8 on avx512_core_vnni", with
 // ", 7-bit activations: no VNNI" where it keeps 7 bits, or "LibTorch's quantized engine".
 std::string int8_route();
+// Whether the int8 kernel quantizes activations to 7 bits here (no VNNI for yoke's product, or the
+// engine's compat::int8_reduce_range), so that its rounding is twice the 8-bit one.
+bool int8_activations_keep_7_bits();
 std::optional<Int8Kernel> int8_kernel_from_name(const std::string& name);
 
 // Seconds each kernel took for the same products; NaN for a kernel this LibTorch lacks.

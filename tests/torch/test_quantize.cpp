@@ -13,7 +13,6 @@
 #include "compat/quantized.h"
 #include "model/int8_kernel.h"
 #include "model/int8_linear.h"
-#include "model/int8_matmul.h"
 #include "tiny_model.h"
 #include "store/checkpoint.h"
 #include "store/model_store.h"
@@ -167,8 +166,7 @@ TEST(Int8, AffineLogitsAreTheEstimatorsLogits) {
 // estimator left out is off by a good part of the spread.
 TEST(Int8, EveryEstimatorAndTieDecodesLikeFp32) {
   SKIP_WITHOUT_INT8();
-  const bool seven_bits = int8_kernel() == Int8Kernel::int8 &&
-                          (int8_matmul_available() ? !int8_matmul_has_vnni() : compat::int8_reduce_range());
+  const bool seven_bits = int8_kernel() == Int8Kernel::int8 && int8_activations_keep_7_bits();
   for (Tie tie : {Tie::none, Tie::decoder, Tie::all, Tie::src_tgt}) {
     for (Estimator e : {Estimator::dot, Estimator::l2, Estimator::square, Estimator::distance, Estimator::cosine}) {
       at::manual_seed(9);
