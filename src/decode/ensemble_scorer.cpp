@@ -56,8 +56,8 @@ at::Tensor EnsembleScorer::argmax_scores(const at::Tensor& tokens) {
   return without_pad_and_bos(full_vocabulary(logits(0, tokens)));
 }
 
-void EnsembleScorer::select(const at::Tensor& index) {
-  for (auto& s : states_) s.select(index);
+void EnsembleScorer::select(const at::Tensor& index, bool same_sentences) {
+  for (auto& s : states_) s.select(index, same_sentences);
 }
 
 at::Tensor EnsembleScorer::logits(size_t m, const at::Tensor& tokens) {

@@ -23,8 +23,9 @@ class EnsembleScorer {
   // it), else the ensemble's log-probabilities.
   at::Tensor argmax_scores(const at::Tensor& tokens);
 
-  // Keeps the rows `index` of every model's state (beam reordering, dropping finished sentences).
-  void select(const at::Tensor& index);
+  // Keeps the rows `index` of every model's state (beam reordering, dropping finished sentences);
+  // `same_sentences` as in DecoderState::select.
+  void select(const at::Tensor& index, bool same_sentences = false);
 
   // The first model's cross-attention of the last step [rows, S] (SearchOptions::alignment).
   const at::Tensor& attention() const { return states_.front().attention; }

@@ -200,7 +200,8 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
       }
     }
     if (next_active.empty()) break;
-    scorer.select(index_tensor(parents, device));
+    // next_active keeps active's order, so the same size means the same sentences in each block.
+    scorer.select(index_tensor(parents, device), next_active.size() == active.size());
     constraints.advance(parents, next_tokens, next_sentences);
     alignment.advance(parents, next_sentences);
     tokens = index_tensor(next_tokens, device);

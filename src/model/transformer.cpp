@@ -46,12 +46,15 @@ ModelSpec ModelSpec::from_config(const Config& c) {
   return s;
 }
 
-void DecoderState::select(const at::Tensor& index) {
+void DecoderState::select(const at::Tensor& index, bool same_sentences) {
   // Convolution layers have no keys/values, attention layers no input buffer.
-  for (auto* kvs : {&self, &cross})
-    for (auto& kv : *kvs)
-      if (kv.k.defined()) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  auto keep = [&](KeyValues& kv) {
+    if (kv.k.defined()) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
+  };
+  for (auto& kv : self) keep(kv);
   for (auto& b : conv) if (b.defined()) b = b.index_select(0, index);
+  if (same_sentences) return;  // each row's source, hence its memory, is the one it had
+  for (auto& kv : cross) keep(kv);
   if (memory_mask.defined()) memory_mask = memory_mask.index_select(0, index);
 }
 

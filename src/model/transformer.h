@@ -44,8 +44,10 @@ struct DecoderState {
   // averaged over layers and heads (word alignments).
   bool keep_attention = false;
   at::Tensor attention;
-  // Keeps the rows `index` (beam reordering, dropping finished sentences).
-  void select(const at::Tensor& index);
+  // Keeps the rows `index` (beam reordering, dropping finished sentences). `same_sentences`: every
+  // new row descends from a row of the sentence that held its place (a beam step in which no
+  // sentence left), so the cross-attention memory, the same for all rows of a sentence, stays.
+  void select(const at::Tensor& index, bool same_sentences = false);
 };
 
 class Transformer : public torch::nn::Module {
