@@ -193,8 +193,7 @@ void Trainer::save(const std::string& reason) {
 TrainResult Trainer::run() {
   // threads = 0 keeps LibTorch's default, or OMP_NUM_THREADS where set (parallel test runs);
   // workers on one machine share its cores. Debian's 1.13 counts 1 thread on a 2-core machine,
-  // leaving the products to OpenBLAS's own pool, which trained faster than threads = 2
-  // (docs/performance.md, "Threads in training").
+  // leaving the products to OpenBLAS's own pool (docs/performance.md, "What makes it fast").
   if (cfg_.threads > 0) {
     at::set_num_threads(cfg_.threads);
   } else if (env_.local_world_size > 1 && !std::getenv("OMP_NUM_THREADS")) {
