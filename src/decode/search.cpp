@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "decode/beam_candidates.h"
 #include "decode/ensemble_scorer.h"
 #include "decode/search_steps.h"
 #include "decode/search_tensors.h"
@@ -119,7 +120,6 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   auto tokens = at::full({n * k}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
 
   for (int64_t t = 0; !active.empty(); ++t) {
-    const int64_t rows = int64_t(active.size()) * k;
     auto lp = scorer.log_probs(tokens);
     const int64_t vocab = lp.size(1);
     alignment.observe(scorer.attention());
@@ -132,17 +132,15 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
         for (int64_t b = 0; b < k; ++b) forced.add(int64_t(i) * k + b, token);
     }
     forced.apply(lp);
-    auto scores = at::tensor(score_v, at::kFloat).to(device).view({rows, 1});
-    auto cand = (lp + scores).view({int64_t(active.size()), k * vocab});
-    auto top = cand.topk(2 * k, 1);
-    auto vals = std::get<0>(top).to(at::kCPU).contiguous();
-    auto idxs = std::get<1>(top).to(at::kCPU).contiguous();
-    const float* pv = vals.data_ptr<float>();
-    const int64_t* pi = idxs.data_ptr<int64_t>();
-    at::Tensor cand_cpu;  // constrained sentences read single candidates' scores
+    // Each sentence's 2k best continuations: k of them may end.
+    const auto top = best_candidates(lp, score_v, k, 2 * k);
+    const float* pv = top.values.data();
+    const int64_t* pi = top.index.data();
+    at::Tensor lp_cpu;  // constrained sentences read single candidates' scores
     auto cand_score = [&](int64_t i, int64_t row_in_sentence, int64_t tok) {
-      if (!cand_cpu.defined()) cand_cpu = cand.to(at::kCPU).contiguous();
-      return cand_cpu.data_ptr<float>()[i * k * vocab + row_in_sentence * vocab + tok];
+      if (!lp_cpu.defined()) lp_cpu = lp.to(at::kCPU).contiguous();
+      const int64_t row = i * k + row_in_sentence;
+      return lp_cpu.data_ptr<float>()[row * vocab + tok] + score_v[size_t(row)];
     };
 
     std::vector<int64_t> parents, next_tokens, next_active, next_sentences;
