@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/init.h"
+#include "model/single_query_attention.h"
 
 namespace yoke {
 
@@ -28,8 +29,14 @@ KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
 }
 
 at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask) {
-  auto ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
-  ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
+  at::Tensor ctx;
+  if (q.size(1) == 1 && q.device().is_cpu() && q.scalar_type() == at::kFloat && kv.k.scalar_type() == at::kFloat &&
+      !is_training() && !at::GradMode::is_enabled()) {
+    ctx = single_query_attention(q, kv.k, kv.v, mask, heads_);  // a decoding step
+  } else {
+    ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
+    ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
+  }
   return out8_ ? (*out8_)(ctx) : at::linear(ctx, out_weight, out_bias);
 }
 

@@ -1,0 +1,17 @@
+// Attention of one query a row over cached keys and values, on the CPU: what a decoding step
+// runs in every layer. One pass per row and head (scores, softmax, weighted sum of values) in
+// place of LibTorch's seven operators and their [B, H, T, dh] temporaries: at 70 rows, 4 heads and
+// 15 positions those operators' dispatch and memory traffic cost more than the arithmetic.
+// Inference only (no autograd). Sums run in another order than LibTorch's, so results agree
+// with compat::attention up to float rounding, not bit for bit.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace yoke {
+
+// q [B, 1, d] (any strides, the last 1), k and v [B, H, T, d/H] (the last stride 1), mask
+// undefined or additive [B, 1, 1, T]; all float on the CPU. Returns [B, 1, d], heads side by side.
+at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& mask, int64_t heads);
+
+}  // namespace yoke
