@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
+  yoke::compat::set_compute_threads(threads);  // LibTorch's threads and OpenBLAS's
   try {
     auto m = load_model_for(Task::translate, model_dir);
     auto lines = read_lines(input);

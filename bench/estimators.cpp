@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     else { std::fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
+  yoke::compat::set_compute_threads(threads);  // LibTorch's threads and OpenBLAS's
 
   Config cfg;
   cfg.src_vocab_size = cfg.tgt_vocab_size = 8000;

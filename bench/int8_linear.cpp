@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   int threads = 1;
   for (int i = 1; i + 1 < argc; i += 2)
     if (std::string(argv[i]) == "--threads") threads = std::atoi(argv[i + 1]);
-  at::set_num_threads(threads);
+  yoke::compat::set_compute_threads(threads);  // LibTorch's threads and OpenBLAS's
   at::NoGradGuard no_grad;
   std::vector<at::QEngine> engines;
   for (auto e : at::globalContext().supportedQEngines())

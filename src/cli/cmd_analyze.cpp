@@ -109,7 +109,7 @@ int cmd_analyze(int argc, char** argv) {
       throw InputError(hyp + " has " + std::to_string(options.hyp_lines.size()) + " lines but " + ref + " has " +
                        std::to_string(options.ref_lines.size()) + ": they must be the same test set");
   }
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   options.seed = uint64_t(seed);
   if (options.random_probes < 0) throw InputError("--probes must not be negative");
   if (options.pairs < 0) throw InputError("--pairs must not be negative");

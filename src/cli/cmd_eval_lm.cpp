@@ -131,7 +131,7 @@ int cmd_eval_lm(int argc, char** argv) {
           ->needs(bands_flag);
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   const std::vector<int64_t> edges = bands_wanted ? parse_band_edges(edges_text) : std::vector<int64_t>{};
   auto m = load_model_for(Task::lm, model.dir, model.checkpoint, model.device);
   // Counted before scoring: a missing or mismatched data directory fails in seconds.

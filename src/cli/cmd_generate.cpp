@@ -30,7 +30,7 @@ int cmd_generate(int argc, char** argv) {
   add_value(cmd, "--seed", seed, "S", "random seed: the same seed gives the same text")->capture_default_str();
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   auto m = load_model_for(Task::lm, model.dir, model.checkpoint, model.device);
   o.seed = uint64_t(seed);
   const Prompt start = make_prompt(m.tgt_vocab, m.config.lm_block > 0, m.model->spec().max_positions, prompt);

@@ -46,7 +46,7 @@ int cmd_score_pairs(int argc, char** argv) {
       ->default_str(default_batch_tokens_text());
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   auto loaded = load_ensemble(models);
   const LoadedModel& m = loaded.first();
   if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");

@@ -82,7 +82,7 @@ int cmd_serve(int argc, char** argv) {
       ->default_str("one per core on the CPU, 1 on a GPU");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   for (auto [name, value] : {std::pair<const char*, int>{"--batch-window-ms", window_ms}, {"--max-queue", max_queue},
                              {"--max-request-bytes", max_request_bytes}, {"--max-sentences", max_sentences},
                              {"--max-sentence-subwords", max_subwords}, {"--max-beam", o.max_beam},

@@ -151,7 +151,7 @@ int cmd_translate(int argc, char** argv) {
   if (!cmd.read(argc, argv)) return 0;
   if (so.workers < 0) throw InputError("--workers must be at least 1");
   if (buffer_size < 1) throw InputError("--buffer-size must be at least 1");
-  if (*threads_given) at::set_num_threads(threads);
+  if (*threads_given) compat::set_compute_threads(threads);
   if (so.workers == 0) so.workers = default_workers(*threads_given ? threads : 0);
   so.sampling = sampling == "topk" ? Sampling::topk : sampling == "topp" ? Sampling::topp : Sampling::none;
   if (so.sampling != Sampling::none) {

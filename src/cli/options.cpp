@@ -200,7 +200,7 @@ std::string default_batch_tokens_text() {
 }
 
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text) {
-  return add_value(app, "--threads", threads, "N", "CPU threads")->default_str(default_text)->check(in_key_range("threads"));
+  return add_value(app, "--threads", threads, "N", "CPU threads, in LibTorch's pool and in OpenBLAS's")->default_str(default_text)->check(in_key_range("threads"));
 }
 
 CLI::Option* add_repeated(CLI::App& app, const std::string& name, std::vector<std::string>& values,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "util/thread_policy.h"
 #if TORCH_VERSION_MAJOR >= 2
 #include <ATen/autocast_mode.h>
 #endif
@@ -41,6 +42,16 @@ inline at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::
   if (training && dropout_p > 0) probs = at::dropout(probs, dropout_p, true);
   return at::matmul(probs, v);
 #endif
+}
+
+// What `--threads N` and `threads = N` mean: N threads in LibTorch's pool and in OpenBLAS's. The
+// pools are separate (OpenBLAS runs its own pthreads), so at::set_num_threads alone left the
+// matrix products on OpenBLAS's default of one thread per core: `translate --threads 1` ran its
+// fp32 products on both cores of the dev machine (1.4x one thread's speed at beam 4), and two
+// `threads = 1` trainings beside each other ran four threads on two cores.
+inline void set_compute_threads(int threads) {
+  at::set_num_threads(threads);
+  set_blas_threads(threads);
 }
 
 // Devices named in the config or on the command line: "cpu", "cuda", "auto" (cuda when this

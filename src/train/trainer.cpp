@@ -193,11 +193,12 @@ void Trainer::save(const std::string& reason) {
 TrainResult Trainer::run() {
   // threads = 0 keeps LibTorch's default, or OMP_NUM_THREADS where set (parallel test runs);
   // workers on one machine share its cores. Debian's 1.13 counts 1 thread on a 2-core machine,
-  // leaving the products to OpenBLAS's own pool (docs/performance.md, "What makes it fast").
+  // leaving the products to OpenBLAS's own pool, one thread per core (docs/performance.md, "What
+  // makes it fast"). threads = N sets both pools to N.
   if (cfg_.threads > 0) {
-    at::set_num_threads(cfg_.threads);
+    compat::set_compute_threads(cfg_.threads);
   } else if (env_.local_world_size > 1 && !std::getenv("OMP_NUM_THREADS")) {
-    at::set_num_threads(std::max(1, int(std::thread::hardware_concurrency()) / env_.local_world_size));
+    compat::set_compute_threads(std::max(1, int(std::thread::hardware_concurrency()) / env_.local_world_size));
   }
   device_ = compat::device_from_name(name_of(cfg_.device));
   if (device_.is_cuda()) compat::allow_tf32();

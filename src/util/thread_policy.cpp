@@ -26,6 +26,10 @@ SetThreads blas_set_threads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_D
 
 }  // namespace
 
+void set_blas_threads(int threads) {
+  if (const auto set = blas_set_threads()) set(threads);
+}
+
 BlasThreadsOverride::BlasThreadsOverride(int threads) {
   const auto get = blas_get_threads();
   const auto set = blas_set_threads();

@@ -33,6 +33,10 @@ const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma);
 // products are not OpenBLAS's.
 const char* blas_kernel_name();
 
+// Sets the size of OpenBLAS's thread pool (nothing when the products are not OpenBLAS's). With
+// at::set_num_threads it makes `--threads N`: compat::set_compute_threads.
+void set_blas_threads(int threads);
+
 // Sets the size of OpenBLAS's thread pool for its lifetime and restores the size it found; does
 // nothing when the matrix products are not OpenBLAS's. The pool is OpenBLAS's own (pthreads), so
 // LibTorch's at::set_num_threads does not reach it.
