@@ -144,7 +144,7 @@ int cmd_translate(int argc, char** argv) {
   so.workers = 0;
   add_value(cmd, "--workers", so.workers, "W",
             "on the CPU, decode W batches at once, each on --threads / W threads (the default: one\n"
-            "worker per thread, which on 2 cores decoded 1.4x (fp32) and 2.5x (int8) faster than one\n"
+            "worker per thread, which on 2 cores decoded 1.4x (fp32) and 2.4x (int8) faster than one\n"
             "batch at a time; docs/performance.md)")
       ->default_str("--threads");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
