@@ -14,6 +14,7 @@
 #include "decode/shortlist.h"
 #include "decode/translation_service.h"
 #include "decode/translator.h"
+#include "model/fp32_kernel.h"
 #include "model/int8_kernel.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
@@ -28,6 +29,13 @@ namespace {
 std::string int8_products() {
   const std::string reason = int8_kernel_reason();
   return reason.empty() ? "fp32 (no int8 kernel in this LibTorch, or on a GPU)" : reason;
+}
+
+// Which product multiplied an fp32 model's weights on the CPU (model/fp32_kernel.h); "" where
+// none was chosen (a GPU, a build without oneDNN's product).
+std::string fp32_products() {
+  const std::string reason = fp32_kernel_reason();
+  return reason.empty() ? "" : " (fp32 products in " + reason + ")";
 }
 
 // Line `index` (0-based) of a file that must have one line per input line.
@@ -266,7 +274,8 @@ int cmd_translate(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cerr << "translated " << translated << " sentences in " << format_duration(seconds) << " ("
             << (seconds > 0 ? double(translated) / seconds : 0) << " sentences/s) with "
-            << m.checkpoints() << (m.first().int8 ? " (int8 weights; products in " + int8_products() + ")" : "")
+            << m.checkpoints()
+            << (m.first().int8 ? " (int8 weights; products in " + int8_products() + ")" : fp32_products())
             << std::endl;
   return 0;
 }

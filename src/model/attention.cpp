@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/fp32_matmul.h"
 #include "model/init.h"
 #include "model/single_query_attention.h"
 
@@ -24,7 +25,7 @@ at::Tensor MultiheadAttention::split_heads(const at::Tensor& x) const {
 }
 
 KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
-  auto kv = (kv8_ ? (*kv8_)(memory) : at::linear(memory, kv_weight, kv_bias())).chunk(2, -1);
+  auto kv = (kv_packed_ ? (*kv_packed_)(memory) : at::linear(memory, kv_weight, kv_bias())).chunk(2, -1);
   return {split_heads(kv[0]), split_heads(kv[1])};
 }
 
@@ -37,19 +38,26 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
     ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
     ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
   }
-  return out8_ ? (*out8_)(ctx) : at::linear(ctx, out_weight, out_bias);
+  return out_packed_ ? (*out_packed_)(ctx) : at::linear(ctx, out_weight, out_bias);
 }
 
 void MultiheadAttention::use_int8(const Int8Weights& weights, const std::string& prefix) {
-  q8_ = int8_linear(weights, prefix + "q_weight", q_bias);
-  kv8_ = int8_linear(weights, prefix + "kv_weight", kv_bias());
-  out8_ = int8_linear(weights, prefix + "out_weight", out_bias);
+  q_packed_ = int8_linear(weights, prefix + "q_weight", q_bias);
+  kv_packed_ = int8_linear(weights, prefix + "kv_weight", kv_bias());
+  out_packed_ = int8_linear(weights, prefix + "out_weight", out_bias);
   // One scale per output row, so the fused q/k/v rows are the q rows and the k/v rows as they are.
   const auto& q = weights.at(prefix + "q_weight");
   const auto& kv = weights.at(prefix + "kv_weight");
-  qkv8_ = std::make_shared<const Int8Linear>(
+  qkv_packed_ = std::make_shared<const Int8Linear>(
       Int8Weight{at::cat({q.values, kv.values}, 0), at::cat({q.scales, kv.scales}, 0)}, at::cat({q_bias, kv_bias()}, 0),
       int8_kernel());
+}
+
+void MultiheadAttention::use_packed_fp32() {
+  q_packed_ = std::make_shared<const Fp32Matmul>(q_weight, q_bias);
+  kv_packed_ = std::make_shared<const Fp32Matmul>(kv_weight, kv_bias());
+  out_packed_ = std::make_shared<const Fp32Matmul>(out_weight, out_bias);
+  qkv_packed_ = std::make_shared<const Fp32Matmul>(at::cat({q_weight, kv_weight}, 0), at::cat({q_bias, kv_bias()}, 0));
 }
 
 at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor& mask, KeyValues* cache) {
@@ -57,8 +65,8 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
   // to a product over thousands of rows); a decoder, which runs one row per sentence a step,
   // concatenates them once per search and keeps them in its cache.
   at::Tensor w, b;
-  if (qkv8_) {
-    // int8 decoding: the fused weight is packed once, by use_int8.
+  if (qkv_packed_) {
+    // packed decoding: the fused weight is packed once, by use_int8 or use_packed_fp32.
   } else if (cache && cache->qkv_weight.defined()) {
     w = cache->qkv_weight;
     b = cache->qkv_bias;
@@ -70,7 +78,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
       cache->qkv_bias = b;
     }
   }
-  auto qkv = (qkv8_ ? (*qkv8_)(x) : at::linear(x, w, b)).chunk(3, -1);
+  auto qkv = (qkv_packed_ ? (*qkv_packed_)(x) : at::linear(x, w, b)).chunk(3, -1);
   KeyValues kv{split_heads(qkv[1]), split_heads(qkv[2])};
   if (cache) {
     if (cache->k.defined()) {
@@ -85,7 +93,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
 
 at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues& memory, const at::Tensor& mask,
                                             at::Tensor* weights) {
-  auto q = q8_ ? (*q8_)(x) : at::linear(x, q_weight, q_bias);
+  auto q = q_packed_ ? (*q_packed_)(x) : at::linear(x, q_weight, q_bias);
   if (weights) {
     // The fused attention kernel does not return its probabilities: computed again, only when asked,
     // and without gradient (they choose alignments; nothing differentiates through them).

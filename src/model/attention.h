@@ -33,6 +33,8 @@ class MultiheadAttention : public torch::nn::Module {
   // From now on its products run with int8 weights (decoding on the CPU): weights[prefix +
   // "q_weight"], [prefix + "kv_weight"], [prefix + "out_weight"]; the biases stay fp32.
   void use_int8(const Int8Weights& weights, const std::string& prefix);
+  // From now on its products run on oneDNN with fp32 weights packed once (model/fp32_matmul.h).
+  void use_packed_fp32();
 
   at::Tensor q_weight, q_bias, kv_weight, v_bias, out_weight, out_bias;
   // The bias of the fused key/value product: zeros for the keys, then v_bias.
@@ -41,7 +43,8 @@ class MultiheadAttention : public torch::nn::Module {
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, T, d] → [B, H, T, dh]
   at::Tensor attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask);
-  std::shared_ptr<const Int8Linear> q8_, kv8_, qkv8_, out8_;  // set by use_int8
+  // Set by use_int8 or use_packed_fp32; else at::linear on the parameters.
+  std::shared_ptr<const DecodingLinear> q_packed_, kv_packed_, qkv_packed_, out_packed_;
   int64_t dim_, heads_;
   double dropout_;
 };

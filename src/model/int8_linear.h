@@ -15,6 +15,7 @@
 #include <string>
 
 #include "compat/torch.h"
+#include "model/decoding_linear.h"
 #include "model/int8_kernel.h"
 
 namespace yoke {
@@ -38,12 +39,12 @@ class Int8Linear;
 std::shared_ptr<const Int8Linear> int8_linear(const Int8Weights& weights, const std::string& name,
                                               const at::Tensor& bias);
 
-class Int8Linear {
+class Int8Linear : public DecodingLinear {
  public:
   // bias: fp32 [N] or undefined. Throws when this LibTorch lacks the kernel.
   Int8Linear(const Int8Weight& weight, const at::Tensor& bias, Int8Kernel kernel);
   // x [..., K] fp32 on the CPU → [..., N] fp32; relu: max(0, y).
-  at::Tensor operator()(const at::Tensor& x, bool relu = false) const;
+  at::Tensor operator()(const at::Tensor& x, bool relu = false) const override;
   int64_t out_features() const { return out_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/fp32_matmul.h"
+
 namespace yoke {
 
 LayerNorm::LayerNorm(int64_t dim) {
@@ -23,15 +25,20 @@ FeedForward::FeedForward(int64_t dim, int64_t hidden, double activation_dropout)
 }
 
 at::Tensor FeedForward::operator()(const at::Tensor& x) {
-  if (w1_8_) return (*w2_8_)((*w1_8_)(x, /*relu=*/true));  // decoding only: no dropout
+  if (w1_packed_) return (*w2_packed_)((*w1_packed_)(x, /*relu=*/true));  // decoding only: no dropout
   auto h = at::relu(at::linear(x, w1, b1));
   if (is_training() && activation_dropout_ > 0) h = at::dropout(h, activation_dropout_, true);
   return at::linear(h, w2, b2);
 }
 
 void FeedForward::use_int8(const Int8Weights& weights, const std::string& prefix) {
-  w1_8_ = int8_linear(weights, prefix + "w1", b1);
-  w2_8_ = int8_linear(weights, prefix + "w2", b2);
+  w1_packed_ = int8_linear(weights, prefix + "w1", b1);
+  w2_packed_ = int8_linear(weights, prefix + "w2", b2);
+}
+
+void FeedForward::use_packed_fp32() {
+  w1_packed_ = std::make_shared<const Fp32Matmul>(w1, b1);
+  w2_packed_ = std::make_shared<const Fp32Matmul>(w2, b2);
 }
 
 EncoderLayer::EncoderLayer(const LayerSpec& s, const std::optional<ConvBlockSpec>& conv) : spec_(s) {
@@ -59,6 +66,11 @@ at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& pad_mask
 void EncoderLayer::use_int8(const Int8Weights& weights, const std::string& prefix) {
   if (attn_) attn_->use_int8(weights, prefix + "self_attn.");
   ffn_->use_int8(weights, prefix + "ffn.");
+}
+
+void EncoderLayer::use_packed_fp32() {
+  if (attn_) attn_->use_packed_fp32();
+  ffn_->use_packed_fp32();
 }
 
 DecoderLayer::DecoderLayer(const LayerSpec& s, bool cross_attention, const std::optional<ConvBlockSpec>& conv)
@@ -98,6 +110,12 @@ void DecoderLayer::use_int8(const Int8Weights& weights, const std::string& prefi
   if (self_) self_->use_int8(weights, prefix + "self_attn.");
   if (cross_) cross_->use_int8(weights, prefix + "cross_attn.");
   ffn_->use_int8(weights, prefix + "ffn.");
+}
+
+void DecoderLayer::use_packed_fp32() {
+  if (self_) self_->use_packed_fp32();
+  if (cross_) cross_->use_packed_fp32();
+  ffn_->use_packed_fp32();
 }
 
 at::Tensor sinusoidal_positions(int64_t max_len, int64_t dim) {

@@ -28,10 +28,11 @@ class FeedForward : public torch::nn::Module {
   at::Tensor operator()(const at::Tensor& x);
   // int8 products from weights[prefix + "w1"] and [prefix + "w2"] (see MultiheadAttention).
   void use_int8(const Int8Weights& weights, const std::string& prefix);
+  void use_packed_fp32();  // see MultiheadAttention
   at::Tensor w1, b1, w2, b2;
 
  private:
-  std::shared_ptr<const Int8Linear> w1_8_, w2_8_;
+  std::shared_ptr<const DecodingLinear> w1_packed_, w2_packed_;  // set by use_int8 or use_packed_fp32
   double activation_dropout_;
 };
 
@@ -60,6 +61,7 @@ class EncoderLayer : public torch::nn::Module {
   // int8 products for the attention and feed-forward weights under `prefix` ("encoder0.");
   // a convolution block keeps its fp32 products.
   void use_int8(const Int8Weights& weights, const std::string& prefix);
+  void use_packed_fp32();
 
  private:
   LayerSpec spec_;
@@ -82,6 +84,7 @@ class DecoderLayer : public torch::nn::Module {
   KeyValues project_memory(const at::Tensor& memory) const { return cross_->project_memory(memory); }
   bool has_cross() const { return static_cast<bool>(cross_); }
   void use_int8(const Int8Weights& weights, const std::string& prefix);  // as EncoderLayer's
+  void use_packed_fp32();
 
  private:
   LayerSpec spec_;

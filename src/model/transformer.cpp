@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "config/config.h"
+#include "model/fp32_matmul.h"
 
 namespace yoke {
 
@@ -118,7 +119,28 @@ void Transformer::use_int8(const Int8Weights& weights) {
     if (i == 0 || encoder_[i] != encoder_[0]) encoder_[i]->use_int8(weights, "encoder" + std::to_string(i) + ".");
   for (size_t i = 0; i < decoder_.size(); ++i)
     if (i == 0 || decoder_[i] != decoder_[0]) decoder_[i]->use_int8(weights, "decoder" + std::to_string(i) + ".");
-  output8_ = int8_linear(weights, "output", embeddings->affine_logits().bias);
+  output_packed_ = int8_linear(weights, "output", embeddings->affine_logits().bias);
+  int8_ = true;
+}
+
+std::vector<at::Tensor> Transformer::decoding_matrices() const {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> out;
+  for (const auto& p : named_parameters(true))
+    if (int8_layer_weight(p.key())) out.push_back(p.value().detach());
+  out.push_back(embeddings->affine_logits().matrix);
+  return out;
+}
+
+void Transformer::use_packed_fp32() {
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < encoder_.size(); ++i)
+    if (i == 0 || encoder_[i] != encoder_[0]) encoder_[i]->use_packed_fp32();
+  for (size_t i = 0; i < decoder_.size(); ++i)
+    if (i == 0 || decoder_[i] != decoder_[0]) decoder_[i]->use_packed_fp32();
+  const auto affine = embeddings->affine_logits();
+  output_packed_ = std::make_shared<const Fp32Matmul>(affine.matrix, affine.bias);
+  int8_ = false;
 }
 
 at::Tensor padding_mask(const at::Tensor& ids, int64_t pad_id) {

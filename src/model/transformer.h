@@ -62,7 +62,7 @@ class Transformer : public torch::nn::Module {
   // Incremental decoding: one token per row, returns hidden [N, d].
   DecoderState start(const EncoderOutput* enc);
   at::Tensor step(const at::Tensor& tokens, DecoderState& state);
-  at::Tensor logits(const at::Tensor& h) const { return output8_ ? (*output8_)(h) : embeddings->logits(h); }
+  at::Tensor logits(const at::Tensor& h) const { return output_packed_ ? (*output_packed_)(h) : embeddings->logits(h); }
 
   // int8 decoding on the CPU (model/int8_linear.h). quantize_int8 quantizes, one scale per row,
   // every attention and feed-forward weight of the layers (by parameter name) and, as "output",
@@ -71,7 +71,15 @@ class Transformer : public torch::nn::Module {
   // then on; the fp32 parameters are left as they are.
   Int8Weights quantize_int8() const;
   void use_int8(const Int8Weights& weights);
-  bool uses_int8() const { return static_cast<bool>(output8_); }
+  bool uses_int8() const { return int8_; }
+  // fp32 decoding on the CPU with the same products on oneDNN, weights packed once
+  // (model/fp32_matmul.h; model/fp32_kernel.h says when it is faster). The parameters must not
+  // change afterwards: the packed copies would not follow.
+  void use_packed_fp32();
+  // The matrices those products multiply (the layers' and the effective output matrix), fp32
+  // [N, K]: what model/fp32_kernel.h times.
+  std::vector<at::Tensor> decoding_matrices() const;
+  bool uses_packed_fp32() const { return output_packed_ && !int8_; }
 
   const ModelSpec& spec() const { return spec_; }
   std::shared_ptr<WordEmbeddings> embeddings;
@@ -87,7 +95,8 @@ class Transformer : public torch::nn::Module {
   std::vector<std::shared_ptr<DecoderLayer>> decoder_;
   std::shared_ptr<LayerNorm> encoder_norm_, decoder_norm_;  // pre-norm only
   at::Tensor positions_;  // sinusoidal buffer or learned parameter
-  std::shared_ptr<const Int8Linear> output8_;  // set by use_int8
+  std::shared_ptr<const DecodingLinear> output_packed_;  // set by use_int8 or use_packed_fp32
+  bool int8_ = false;
 };
 
 // Additive masks.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "align/pair_data.h"
+#include "model/fp32_kernel.h"
 #include "model/int8_kernel.h"
 #include "model/int8_linear.h"
 #include "store/checkpoint.h"
@@ -195,6 +196,10 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
     std::vector<const Int8Weight*> matrices;
     for (const auto& [name, w] : int8_weights) matrices.push_back(&w);
     if (choose_int8_kernel(matrices) != Int8Kernel::fp32) m.model->use_int8(int8_weights);
+  } else if (!int8 && !where.is_cuda() && fp32_kernel_available(Fp32Kernel::onednn)) {
+    // An fp32 model likewise multiplies with the fp32 product measured faster here
+    // (model/fp32_kernel.h): oneDNN with its weights packed once, or at::linear.
+    if (choose_fp32_kernel(m.model->decoding_matrices()) == Fp32Kernel::onednn) m.model->use_packed_fp32();
   }
   return m;
 }

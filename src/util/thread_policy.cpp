@@ -62,6 +62,8 @@ const char* blas_kernels_for_a_newer_cpu() {
 }  // namespace
 
 void use_fast_math_library_settings(char** argv) {
+  // oneDNN reads its ISA limit at its first primitive, after main starts: no re-execution needed.
+  setenv("DNNL_MAX_CPU_ISA", kOneDnnMaxIsa, 0);
   const bool wait = std::getenv("OMP_WAIT_POLICY") == nullptr && setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
   const char* newer = blas_kernels_for_a_newer_cpu();
   const bool kernels = newer != nullptr && setenv("OPENBLAS_CORETYPE", newer, 0) == 0;

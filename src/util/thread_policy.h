@@ -12,6 +12,7 @@
 //   language model of configs/multi30k-lm-en.conf, docs/performance.md). Where the processor has
 //   AVX-512 (F, BW, VL, DQ, CD) the SkylakeX kernels run on it, else where it has AVX2 and FMA the
 //   Haswell kernels: what a newer OpenBLAS would use at least.
+// - DNNL_MAX_CPU_ISA (see kOneDnnMaxIsa), read later, at oneDNN's first primitive.
 #pragma once
 
 namespace yoke {
@@ -21,7 +22,15 @@ namespace yoke {
 // Haswell on one with AVX2 and FMA. If it set
 // either, re-executes this program with the same arguments (it does not return then). Values the
 // user set are kept. If the re-execution fails, returns and the program runs on as it was.
+// It also sets DNNL_MAX_CPU_ISA to kOneDnnMaxIsa when unset.
 void use_fast_math_library_settings(char** argv);
+
+// The most oneDNN may use: everything up to AVX-512 with VNNI and BF16, not AMX. Decoding
+// multiplies a few rows at a time, and there AMX's kernels lose to AVX-512's: on a 2-core Intel
+// Xeon with AMX, int8 greedy decoding ran at 317 sentences/s with AMX against 492 without (beam 4:
+// 95 against 139), fp32 unchanged (docs/performance.md, "int8 decoding on the CPU"). Training
+// multiplies with OpenBLAS, which AMX does not concern. DNNL_MAX_CPU_ISA=ALL gives AMX back.
+constexpr const char* kOneDnnMaxIsa = "AVX512_CORE_BF16";
 
 // Pure: the OPENBLAS_CORETYPE to run with when OpenBLAS chose `chosen` by itself, or nullptr to
 // keep it. Only its generic "Prescott" is replaced: by SkylakeX's kernels where the processor has

@@ -136,9 +136,12 @@ int main(int argc, char** argv) {
              : yoke::int8_kernel_available(yoke::Int8Kernel::bf16) ? "bf16"
                                                                    : "fp32",
              1);
+  // fp32 models likewise decode with at::linear in the tests (their reference numbers, PyTorch's
+  // and ONNX Runtime's included, come from it); Fp32Kernel.* and Fp32Decoding.* test oneDNN's.
+  if (!std::getenv("YOKE_FP32_KERNEL")) ::setenv("YOKE_FP32_KERNEL", "openblas", 1);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--print-math-env") {
-      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "YOKE_INT8_KERNEL"})
+      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "DNNL_MAX_CPU_ISA", "YOKE_INT8_KERNEL", "YOKE_FP32_KERNEL"})
         if (const char* value = std::getenv(name)) std::cout << name << "=" << value << "\n";
       return 0;
     }

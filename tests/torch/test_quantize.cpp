@@ -26,16 +26,6 @@ namespace {
 #define SKIP_WITHOUT_INT8() \
   if (!int8_available()) GTEST_SKIP() << "this LibTorch has no quantized engine"
 
-// Teacher-forced log-probabilities [B, T, V] of random targets for random sources.
-at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
-  at::NoGradGuard no_grad;
-  at::manual_seed(seed);
-  auto src = at::randint(4, vocab, {6, 9}, at::kLong);
-  auto tgt = at::randint(4, vocab, {6, 7}, at::kLong);
-  auto enc = model.encode(src);
-  return at::log_softmax(model.logits(model.decode(tgt, &enc)), -1);
-}
-
 }  // namespace
 
 // |y8 − y| for y = x·wᵀ + b is bounded by the rounding of its two operands: each weight is off by

@@ -1,6 +1,7 @@
 // The small configurations the model tests build: joint vocabulary, no dropout.
 #pragma once
 #include "config/config.h"
+#include "model/transformer.h"
 
 namespace yoke::test {
 
@@ -21,6 +22,16 @@ inline Config tiny_config(Tie tie = Tie::all, Estimator output = Estimator::dot,
   c.output = output;
   c.max_positions = 64;
   return c;
+}
+
+// Teacher-forced log-probabilities [B, T, V] of random targets for random sources.
+inline at::Tensor forced_log_probs(Transformer& model, uint64_t seed, int64_t vocab) {
+  at::NoGradGuard no_grad;
+  at::manual_seed(seed);
+  auto src = at::randint(4, vocab, {6, 9}, at::kLong);
+  auto tgt = at::randint(4, vocab, {6, 7}, at::kLong);
+  auto enc = model.encode(src);
+  return at::log_softmax(model.logits(model.decode(tgt, &enc)), -1);
 }
 
 // A two-layer decoder-only language model of the same small size (tie all, no dropout).
