@@ -54,6 +54,20 @@ inline void set_compute_threads(int threads) {
   set_blas_threads(threads);
 }
 
+// One thread in both pools for its lifetime, then the sizes it found: what a decoding worker
+// runs on, for timing kernels as it will use them (model/int8_kernel.h, fp32_kernel.h).
+class OneComputeThread {
+ public:
+  OneComputeThread() : threads_(at::get_num_threads()), blas_(1) { at::set_num_threads(1); }
+  ~OneComputeThread() { at::set_num_threads(threads_); }
+  OneComputeThread(const OneComputeThread&) = delete;
+  OneComputeThread& operator=(const OneComputeThread&) = delete;
+
+ private:
+  int threads_;
+  BlasThreadsOverride blas_;
+};
+
 // Devices named in the config or on the command line: "cpu", "cuda", "auto" (cuda when this
 // LibTorch has CUDA and a GPU is visible). Asking for cuda without one is an error that says so.
 inline at::Device device_from_name(const std::string& name) {

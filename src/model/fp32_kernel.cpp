@@ -9,7 +9,6 @@
 
 #include "model/fp32_matmul.h"
 #include "util/error.h"
-#include "util/thread_policy.h"
 
 namespace yoke {
 
@@ -104,19 +103,11 @@ Fp32Kernel choose_fp32_kernel(const std::vector<at::Tensor>& weights) {
     return *chosen;
   }
   // On one thread, LibTorch's and OpenBLAS's, as decoding's workers run (model/int8_kernel.cpp).
-  const int threads = at::get_num_threads();
-  at::set_num_threads(1);
   Fp32KernelTimes t;
   {
-    BlasThreadsOverride blas(1);
-    try {
-      t = measure_fp32_kernels(weights);
-    } catch (...) {
-      at::set_num_threads(threads);
-      throw;
-    }
+    compat::OneComputeThread one;
+    t = measure_fp32_kernels(weights);
   }
-  at::set_num_threads(threads);
   chosen = pick_fp32_kernel(t);
   char buf[96];
   std::snprintf(buf, sizeof buf, " (measured: onednn %.2f of openblas's time)", t.onednn / t.openblas);

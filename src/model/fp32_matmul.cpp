@@ -21,14 +21,8 @@ int64_t Fp32Matmul::out_features() const { return 0; }
 
 #else
 
-#include <map>
-#include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <tuple>
-#include <utility>
-#include <vector>
-
 #include "model/int8_linear.h"  // row_bucket
+#include "model/onednn_matmul.h"
 
 namespace yoke {
 
@@ -37,43 +31,23 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
-
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn::cpu_engine;
 
 // One primitive per shape, shared by every matrix of that shape: (rows, K, N, relu).
-struct Primitive {
-  dnnl::matmul matmul;
-  memory::desc weights, scratchpad;
-};
-using ShapeKey = std::tuple<int64_t, int64_t, int64_t, bool>;
-std::mutex primitives_mutex;
-std::map<ShapeKey, std::shared_ptr<const Primitive>> primitives;
-
-std::shared_ptr<const Primitive> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
-  const ShapeKey key{rows, k, n, relu};
-  std::lock_guard<std::mutex> lock(primitives_mutex);
-  auto& p = primitives[key];
-  if (p) return p;
-  const memory::desc src({rows, k}, dt::f32, tag::ab), wei({k, n}, dt::f32, tag::any),
-      bias({1, n}, dt::f32, tag::ab), dst({rows, n}, dt::f32, tag::ab);
-  dnnl::primitive_attr attr;
-  if (relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(ops);
-  }
-  // The caller's scratchpad: two decoding workers may run one primitive at once.
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, bias, dst), attr, cpu_engine());
-  auto made = std::make_shared<Primitive>();
-  made->matmul = dnnl::matmul(pd);
-  made->weights = pd.weights_desc();
-  made->scratchpad = pd.scratchpad_desc();
-  p = made;
-  return p;
+std::shared_ptr<const onednn::Matmul> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
+  const std::string key = "f32 " + std::to_string(rows) + " " + std::to_string(k) + " " + std::to_string(n) + (relu ? " relu" : "");
+  return onednn::matmul_for(key, [&] {
+    const memory::desc src({rows, k}, dt::f32, tag::ab), wei({k, n}, dt::f32, tag::any),
+        bias({1, n}, dt::f32, tag::ab), dst({rows, n}, dt::f32, tag::ab);
+    dnnl::primitive_attr attr;
+    if (relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // onednn::run's, per calling thread
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, bias, dst), attr, cpu_engine());
+  });
 }
 
 }  // namespace
@@ -82,23 +56,9 @@ bool fp32_matmul_available() { return true; }
 
 struct Fp32Matmul::State {
   int64_t n = 0, k = 0;
-  at::Tensor weight;         // fp32 [N, K], the model's own when it is contiguous: oneDNN's weights [K, N] in layout ba
-  at::Tensor bias;           // fp32 [1, N], zeros without one
-  std::mutex packed_mutex;   // the weights in each layout a primitive asked for, packed once
-  std::vector<std::pair<memory::desc, memory>> packed;
-
-  memory packed_for(const memory::desc& want) {
-    std::lock_guard<std::mutex> lock(packed_mutex);
-    for (auto& [desc, mem] : packed)
-      if (desc == want) return mem;
-    memory plain({{k, n}, dt::f32, tag::ba}, cpu_engine(), weight.data_ptr());
-    memory mem(want, cpu_engine());
-    dnnl::stream stream(cpu_engine());
-    dnnl::reorder(plain, mem).execute(stream, plain, mem);
-    stream.wait();
-    packed.emplace_back(want, mem);
-    return mem;
-  }
+  at::Tensor weight;  // fp32 [N, K], the model's own when it is contiguous: oneDNN's weights [K, N] in layout ba
+  at::Tensor bias;    // fp32 [1, N], zeros without one
+  std::unique_ptr<onednn::PackedWeights> packed;  // weight, in each layout a primitive asked for
 };
 
 Fp32Matmul::Fp32Matmul(const at::Tensor& weight, const at::Tensor& bias) : state_(std::make_unique<State>()) {
@@ -109,6 +69,7 @@ Fp32Matmul::Fp32Matmul(const at::Tensor& weight, const at::Tensor& bias) : state
   s.weight = weight.detach().to(at::kCPU, at::kFloat).contiguous();  // read only: decoding does not change it
   s.bias = (bias.defined() ? bias.detach().to(at::kCPU, at::kFloat).reshape({1, s.n}).clone() : at::zeros({1, s.n}, at::kFloat))
                .contiguous();
+  s.packed = std::make_unique<onednn::PackedWeights>(memory({{s.k, s.n}, dt::f32, tag::ba}, cpu_engine(), s.weight.data_ptr()));
 }
 
 Fp32Matmul::~Fp32Matmul() = default;
@@ -140,19 +101,10 @@ at::Tensor Fp32Matmul::operator()(const at::Tensor& x_in, bool relu) const {
   }
   auto y = at::empty({padded, s.n}, x.options());
   const auto& eng = cpu_engine();
-  thread_local std::vector<uint8_t> scratch;
-  if (scratch.size() < prim->scratchpad.get_size()) scratch.resize(prim->scratchpad.get_size());
-  memory src({{padded, s.k}, dt::f32, tag::ab}, eng, src_t.data_ptr());
-  memory dst({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr());
-  memory bias({{1, s.n}, dt::f32, tag::ab}, eng, s.bias.data_ptr());
-  memory scratch_mem(prim->scratchpad, eng, scratch.data());
-  thread_local dnnl::stream stream(eng);  // one per calling thread: a stream is not shared
-  prim->matmul.execute(stream, {{DNNL_ARG_SRC, src},
-                                {DNNL_ARG_WEIGHTS, s.packed_for(prim->weights)},
-                                {DNNL_ARG_BIAS, bias},
-                                {DNNL_ARG_DST, dst},
-                                {DNNL_ARG_SCRATCHPAD, scratch_mem}});
-  stream.wait();
+  onednn::run(*prim, {{DNNL_ARG_SRC, memory({{padded, s.k}, dt::f32, tag::ab}, eng, src_t.data_ptr())},
+                      {DNNL_ARG_WEIGHTS, s.packed->in_layout(prim->weights)},
+                      {DNNL_ARG_BIAS, memory({{1, s.n}, dt::f32, tag::ab}, eng, s.bias.data_ptr())},
+                      {DNNL_ARG_DST, memory({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr())}});
   return (padded > rows ? y.narrow(0, 0, rows) : y).view(out_shape);
 }
 

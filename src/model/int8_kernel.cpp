@@ -13,7 +13,6 @@
 #include "model/int8_linear.h"
 #include "model/int8_matmul.h"
 #include "util/error.h"
-#include "util/thread_policy.h"
 
 namespace yoke {
 
@@ -191,16 +190,8 @@ Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
   // workers that then decoded on one thread each).
   Int8KernelTimes t;
   {
-    const int threads = at::get_num_threads();
-    at::set_num_threads(1);
-    BlasThreadsOverride blas(1);
-    try {
-      t = measure_int8_kernels(weights);
-    } catch (...) {
-      at::set_num_threads(threads);
-      throw;
-    }
-    at::set_num_threads(threads);
+    compat::OneComputeThread one;
+    t = measure_int8_kernels(weights);
   }
   chosen = pick_int8_kernel(t);
   auto share = [&](double x) {

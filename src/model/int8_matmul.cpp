@@ -27,12 +27,9 @@ at::Tensor Int8Matmul::operator()(const at::Tensor&, bool) const { throw std::lo
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <tuple>
 #include <utility>
-#include <vector>
+
+#include "model/onednn_matmul.h"
 
 namespace yoke {
 
@@ -41,11 +38,7 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
-
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn::cpu_engine;
 
 // The smallest and largest of n floats (SSE2: every x86-64 processor has it).
 std::pair<float, float> range_of(const float* x, int64_t n) {
@@ -83,36 +76,21 @@ void quantize(const float* x, uint8_t* q, int64_t n, float inv_scale, float zero
 }
 
 // One matmul primitive per shape, shared by every matrix of that shape: (rows, K, N, relu).
-struct Primitive {
-  dnnl::matmul matmul;
-  memory::desc weights, scratchpad;
-};
-using ShapeKey = std::tuple<int64_t, int64_t, int64_t, bool>;
-std::mutex primitives_mutex;
-std::map<ShapeKey, std::shared_ptr<const Primitive>> primitives;
-
-std::shared_ptr<const Primitive> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
-  const ShapeKey key{rows, k, n, relu};
-  std::lock_guard<std::mutex> lock(primitives_mutex);
-  auto& p = primitives[key];
-  if (p) return p;
-  const memory::desc src({rows, k}, dt::u8, tag::ab), wei({k, n}, dt::s8, tag::any), dst({rows, n}, dt::f32, tag::ab);
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});  // one scale per output column
-  dnnl::post_ops ops;
-  ops.append_binary(dnnl::algorithm::binary_add, memory::desc({1, n}, dt::f32, tag::ab));
-  if (relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-  attr.set_post_ops(ops);
-  // The caller's scratchpad: with the library's own, one primitive run from two decoding workers
-  // at once would share it.
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
-  auto made = std::make_shared<Primitive>();
-  made->matmul = dnnl::matmul(pd);
-  made->weights = pd.weights_desc();
-  made->scratchpad = pd.scratchpad_desc();
-  p = made;
-  return p;
+std::shared_ptr<const onednn::Matmul> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
+  const std::string key = "u8s8 " + std::to_string(rows) + " " + std::to_string(k) + " " + std::to_string(n) + (relu ? " relu" : "");
+  return onednn::matmul_for(key, [&] {
+    const memory::desc src({rows, k}, dt::u8, tag::ab), wei({k, n}, dt::s8, tag::any), dst({rows, n}, dt::f32, tag::ab);
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});  // one scale per output column
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, memory::desc({1, n}, dt::f32, tag::ab));
+    if (relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+    // The caller's scratchpad: with the library's own, one primitive run from two decoding workers
+    // at once would share it.
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+  });
 }
 
 }  // namespace
@@ -152,21 +130,7 @@ struct Int8Matmul::State {
   at::Tensor scales;         // fp32 [N]
   at::Tensor column_sums;    // fp32 [N]: Σ_k w[n, k], for the activations' zero point
   at::Tensor bias;           // fp32 [N], zeros without one
-  std::mutex packed_mutex;   // the weights in each layout a primitive asked for, packed once
-  std::vector<std::pair<memory::desc, memory>> packed;
-
-  memory packed_for(const memory::desc& want) {
-    std::lock_guard<std::mutex> lock(packed_mutex);
-    for (auto& [desc, mem] : packed)
-      if (desc == want) return mem;
-    memory plain({{k, n}, dt::s8, tag::ba}, cpu_engine(), values.data_ptr());
-    memory mem(want, cpu_engine());
-    dnnl::stream stream(cpu_engine());
-    dnnl::reorder(plain, mem).execute(stream, plain, mem);
-    stream.wait();
-    packed.emplace_back(want, mem);
-    return mem;
-  }
+  std::unique_ptr<onednn::PackedWeights> packed;  // values, in each layout a primitive asked for
 };
 
 Int8Matmul::Int8Matmul(const Int8Weight& w, const at::Tensor& bias) : state_(std::make_unique<State>()) {
@@ -178,6 +142,7 @@ Int8Matmul::Int8Matmul(const Int8Weight& w, const at::Tensor& bias) : state_(std
   s.scales = w.scales.to(at::kFloat).contiguous();
   s.column_sums = s.values.to(at::kInt).sum(1).to(at::kFloat).contiguous();  // exact: |Σ| ≤ 127·K < 2²⁴
   s.bias = bias.defined() ? bias.detach().to(at::kCPU, at::kFloat).contiguous() : at::zeros({s.n}, at::kFloat);
+  s.packed = std::make_unique<onednn::PackedWeights>(memory({{s.k, s.n}, dt::s8, tag::ba}, cpu_engine(), s.values.data_ptr()));
 }
 
 Int8Matmul::~Int8Matmul() = default;
@@ -210,21 +175,11 @@ at::Tensor Int8Matmul::operator()(const at::Tensor& x, bool relu) const {
 
   auto y = at::empty({padded, s.n}, x.options());
   const auto& eng = cpu_engine();
-  thread_local std::vector<uint8_t> scratch;
-  if (scratch.size() < prim->scratchpad.get_size()) scratch.resize(prim->scratchpad.get_size());
-  memory src({{padded, s.k}, dt::u8, tag::ab}, eng, q.data_ptr());
-  memory dst({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr());
-  memory scales_mem({{s.n}, dt::f32, tag::a}, eng, cs);
-  memory add_mem({{1, s.n}, dt::f32, tag::ab}, eng, ca);
-  memory scratch_mem(prim->scratchpad, eng, scratch.data());
-  thread_local dnnl::stream stream(eng);  // one per calling thread: a stream is not shared
-  prim->matmul.execute(stream, {{DNNL_ARG_SRC, src},
-                                {DNNL_ARG_WEIGHTS, s.packed_for(prim->weights)},
-                                {DNNL_ARG_DST, dst},
-                                {DNNL_ARG_ATTR_OUTPUT_SCALES, scales_mem},
-                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, add_mem},
-                                {DNNL_ARG_SCRATCHPAD, scratch_mem}});
-  stream.wait();
+  onednn::run(*prim, {{DNNL_ARG_SRC, memory({{padded, s.k}, dt::u8, tag::ab}, eng, q.data_ptr())},
+                      {DNNL_ARG_WEIGHTS, s.packed->in_layout(prim->weights)},
+                      {DNNL_ARG_DST, memory({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr())},
+                      {DNNL_ARG_ATTR_OUTPUT_SCALES, memory({{s.n}, dt::f32, tag::a}, eng, cs)},
+                      {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, memory({{1, s.n}, dt::f32, tag::ab}, eng, ca)}});
   return padded > rows ? y.narrow(0, 0, rows) : y;
 }
 
