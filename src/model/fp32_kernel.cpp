@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "model/fp32_matmul.h"
+#include "model/kernel_timing.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -39,20 +40,13 @@ Fp32Kernel pick_fp32_kernel(const Fp32KernelTimes& t) {
 Fp32KernelTimes measure_fp32_kernels(const std::vector<at::Tensor>& weights) {
   at::NoGradGuard no_grad;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(12345);  // leaves the global generator alone
-  constexpr double kMaxMacs = 1.6e7;
-  const int64_t rows_list[] = {4, 16, 48, 128};
-  struct Call {
-    size_t matrix;
-    int64_t rows;
-  };
-  std::vector<Call> calls;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   int64_t widest = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const int64_t n = weights[i].size(0), k = weights[i].size(1);
-    widest = std::max(widest, k);
-    for (int64_t rows : rows_list)
-      if (rows == rows_list[0] || double(rows) * double(n) * double(k) <= kMaxMacs) calls.push_back({i, rows});
+  for (const auto& w : weights) {
+    shapes.emplace_back(w.size(0), w.size(1));
+    widest = std::max(widest, w.size(1));
   }
+  const auto calls = timed_calls(shapes, {4, 16, 48, 128});
   constexpr int kTimedRounds = 3;
   std::vector<at::Tensor> inputs;  // per round: every call starts at its own row
   for (int r = 0; r <= kTimedRounds; ++r) inputs.push_back(at::randn({128 + int64_t(calls.size()), widest}, gen));

@@ -28,15 +28,11 @@ namespace yoke {
 
 namespace {
 
-using dnnl::memory;
-using tag = memory::format_tag;
-using dt = memory::data_type;
-using onednn::cpu_engine;
+using namespace onednn;  // memory, tag, dt, cpu_engine
 
 // One primitive per shape, shared by every matrix of that shape: (rows, K, N, relu).
 std::shared_ptr<const onednn::Matmul> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
-  const std::string key = "f32 " + std::to_string(rows) + " " + std::to_string(k) + " " + std::to_string(n) + (relu ? " relu" : "");
-  return onednn::matmul_for(key, [&] {
+  return onednn::matmul_for({dt::f32, rows, k, n, relu}, [&] {
     const memory::desc src({rows, k}, dt::f32, tag::ab), wei({k, n}, dt::f32, tag::any),
         bias({1, n}, dt::f32, tag::ab), dst({rows, n}, dt::f32, tag::ab);
     dnnl::primitive_attr attr;

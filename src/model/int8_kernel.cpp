@@ -12,6 +12,7 @@
 #include "compat/quantized.h"
 #include "model/int8_linear.h"
 #include "model/int8_matmul.h"
+#include "model/kernel_timing.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -106,22 +107,13 @@ Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weigh
   // goes (perf: page protection changes and oneDNN's JIT bookkeeping), and a benchmark that
   // repeats one matrix and one input (yoke_bench_int8_linear) made it look several times faster
   // than fp32 on the dev machine, where decoding with it was slower than fp32.
-  // Calls over kMaxMacs multiply-adds are left out: a large output matrix at many rows would make
-  // the measurement longer than a short translation.
-  constexpr double kMaxMacs = 1.6e7;
-  const int64_t rows_list[] = {4, 16, 48, 128, 256};
-  struct Call {
-    size_t matrix;
-    int64_t rows;
-  };
-  std::vector<Call> calls;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   int64_t widest = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const int64_t n = weights[i]->values.size(0), k = weights[i]->values.size(1);
-    widest = std::max(widest, k);
-    for (int64_t rows : rows_list)
-      if (rows == rows_list[0] || double(rows) * double(n) * double(k) <= kMaxMacs) calls.push_back({i, rows});
+  for (const auto* w : weights) {
+    shapes.emplace_back(w->values.size(0), w->values.size(1));
+    widest = std::max(widest, w->values.size(1));
   }
+  const auto calls = timed_calls(shapes, {4, 16, 48, 128, 256});
   // Round 0 warms up (and compiles oneDNN's kernels); then kTimedRounds rounds, the kernels taking
   // turns within each, and each kernel's best round counts: a burst of other work on the machine
   // then slows one round of one kernel, not the whole of one kernel's timing. (Timing each kernel

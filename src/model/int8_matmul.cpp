@@ -35,10 +35,7 @@ namespace yoke {
 
 namespace {
 
-using dnnl::memory;
-using tag = memory::format_tag;
-using dt = memory::data_type;
-using onednn::cpu_engine;
+using namespace onednn;  // memory, tag, dt, cpu_engine
 
 // The smallest and largest of n floats (SSE2: every x86-64 processor has it).
 std::pair<float, float> range_of(const float* x, int64_t n) {
@@ -77,8 +74,7 @@ void quantize(const float* x, uint8_t* q, int64_t n, float inv_scale, float zero
 
 // One matmul primitive per shape, shared by every matrix of that shape: (rows, K, N, relu).
 std::shared_ptr<const onednn::Matmul> primitive_for(int64_t rows, int64_t k, int64_t n, bool relu) {
-  const std::string key = "u8s8 " + std::to_string(rows) + " " + std::to_string(k) + " " + std::to_string(n) + (relu ? " relu" : "");
-  return onednn::matmul_for(key, [&] {
+  return onednn::matmul_for({dt::u8, rows, k, n, relu}, [&] {
     const memory::desc src({rows, k}, dt::u8, tag::ab), wei({k, n}, dt::s8, tag::any), dst({rows, n}, dt::f32, tag::ab);
     dnnl::primitive_attr attr;
     attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});  // one scale per output column

@@ -10,16 +10,21 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-std::shared_ptr<const Matmul> matmul_for(const std::string& key, const std::function<dnnl::matmul::primitive_desc()>& make) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const Matmul>> made;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& m = made[key];
-  if (!m) {
-    const auto pd = make();
-    m = std::make_shared<const Matmul>(Matmul{dnnl::matmul(pd), pd.weights_desc(), pd.scratchpad_desc()});
-  }
-  return m;
+namespace {
+std::mutex kept_mutex;
+std::map<MatmulKey, std::shared_ptr<const Matmul>> kept;
+}  // namespace
+
+std::shared_ptr<const Matmul> kept_matmul(const MatmulKey& key) {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  const auto it = kept.find(key);
+  return it == kept.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const Matmul> keep_matmul(const MatmulKey& key, const dnnl::matmul::primitive_desc& pd) {
+  auto made = std::make_shared<const Matmul>(Matmul{dnnl::matmul(pd), pd.weights_desc(), pd.scratchpad_desc()});
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  return kept.emplace(key, std::move(made)).first->second;
 }
 
 dnnl::memory PackedWeights::in_layout(const dnnl::memory::desc& want) {

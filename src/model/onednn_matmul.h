@@ -5,10 +5,9 @@
 // with oneDNN beside LibTorch (YOKE_HAVE_ONEDNN; CMakeLists.txt).
 #pragma once
 #ifdef YOKE_HAVE_ONEDNN
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,6 +16,10 @@
 
 namespace yoke::onednn {
 
+using memory = dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
 const dnnl::engine& cpu_engine();
 
 struct Matmul {
@@ -24,9 +27,19 @@ struct Matmul {
   dnnl::memory::desc weights, scratchpad;
 };
 
-// The primitive kept under `key` (a product's name and shape), made by make() the first time:
-// make() returns the primitive's description, whose attributes must ask for a user scratchpad.
-std::shared_ptr<const Matmul> matmul_for(const std::string& key, const std::function<dnnl::matmul::primitive_desc()>& make);
+// A product's kind (its source type: u8 or f32) and shape: rows, K, N, relu.
+using MatmulKey = std::tuple<dt, int64_t, int64_t, int64_t, bool>;
+std::shared_ptr<const Matmul> kept_matmul(const MatmulKey& key);  // null until kept
+// Keeps the primitive of `pd` under `key`, unless another thread kept one first; returns the kept one.
+std::shared_ptr<const Matmul> keep_matmul(const MatmulKey& key, const dnnl::matmul::primitive_desc& pd);
+
+// The primitive kept under `key`, made from make()'s description the first time (its attributes
+// must ask for a user scratchpad). Called for every product: a look-up, nothing allocated.
+template <class Make>
+std::shared_ptr<const Matmul> matmul_for(const MatmulKey& key, Make make) {
+  if (auto m = kept_matmul(key)) return m;
+  return keep_matmul(key, make());
+}
 
 // One weight matrix, packed once into each layout asked for; `plain` describes the caller's
 // memory, which must outlive this.
