@@ -8,6 +8,7 @@
 
 #include "decode/beam_candidates.h"
 #include "decode/ensemble_scorer.h"
+#include "decode/row_argmax.h"
 #include "decode/search_steps.h"
 #include "decode/search_tensors.h"
 #include "decode/token_sampler.h"
@@ -65,8 +66,8 @@ std::vector<std::vector<int>> greedy_search(const Ensemble& model, const at::Ten
   std::iota(rows.begin(), rows.end(), 0);
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(src.device()));
   for (int64_t t = 0; !rows.empty(); ++t) {
-    auto next = scorer.argmax_scores(tokens).argmax(-1).to(at::kCPU).contiguous();
-    const int64_t* nx = next.data_ptr<int64_t>();
+    const auto next = row_argmax(scorer.argmax_scores(tokens));
+    const int64_t* nx = next.data();
     std::vector<int64_t> keep, keep_rows, keep_tokens;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t s = rows[r];

@@ -1,12 +1,133 @@
 #include "model/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "model/fp32_matmul.h"
 #include "model/init.h"
 #include "model/single_query_attention.h"
 
 namespace yoke {
+namespace {
+
+// A decoding step on the CPU: one new position a row, no gradient. Such steps take
+// single_query_attention, which reads keys and values through their strides.
+bool is_cpu_decoding_step(const at::Tensor& x, bool training) {
+  return x.size(1) == 1 && x.device().is_cpu() && x.scalar_type() == at::kFloat && !training &&
+         !at::GradMode::is_enabled();
+}
+
+// Positions of room a cache grows by: a step writes its own position only, and the cache moves
+// once per kRoomStep steps (before: every step, by at::cat), keeping only the rows still used.
+constexpr int64_t kRoomStep = 16;
+
+at::Tensor rows_tensor(const std::vector<int64_t>& rows) { return at::tensor(rows, at::kLong); }
+
+// Writes x [B, H, 1, d_head] at position `pos` of room [B', H, room, d_head], batch row b at row
+// rows[b] (empty: b).
+void write_position(at::Tensor& room, const std::vector<int64_t>& rows, int64_t pos, const at::Tensor& x) {
+  const auto src = x.stride(3) == 1 ? x : x.contiguous();
+  const int64_t batch = src.size(0), heads = src.size(1), dh = src.size(3);
+  float* dst = room.data_ptr<float>();
+  const float* from = src.data_ptr<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t r = rows.empty() ? b : rows[size_t(b)];
+    for (int64_t h = 0; h < heads; ++h)
+      std::memcpy(dst + r * room.stride(0) + h * room.stride(1) + pos * room.stride(2),
+                  from + b * src.stride(0) + h * src.stride(1), size_t(dh) * sizeof(float));
+  }
+}
+
+// Appends one new position k, v [B, H, 1, d_head] to the cache in place, growing its room when full.
+void append_in_place(KeyValues& cache, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t used = cache.k.defined() ? cache.k.size(2) : 0;
+  if (!cache.k_room.defined() || used + 1 > cache.k_room.size(2)) {
+    const int64_t room = (used + 1 + kRoomStep - 1) / kRoomStep * kRoomStep;
+    auto grown = [&](const at::Tensor& like) {
+      return at::empty({like.size(0), like.size(1), room, like.size(3)}, like.options());
+    };
+    auto k_room = grown(k), v_room = grown(v);
+    if (used) {
+      k_room.narrow(2, 0, used).copy_(cache.batch_k());
+      v_room.narrow(2, 0, used).copy_(cache.batch_v());
+    }
+    cache.k_room = k_room, cache.v_room = v_room;
+    cache.rows.clear();
+  }
+  write_position(cache.k_room, cache.rows, used, k);
+  write_position(cache.v_room, cache.rows, used, v);
+  cache.k = cache.k_room.narrow(2, 0, used + 1);
+  cache.v = cache.v_room.narrow(2, 0, used + 1);
+}
+
+// Copies the first `len` positions of row `from` of room [B', H, room, d_head] to row `to`.
+void copy_positions(at::Tensor& room, int64_t from, int64_t to, int64_t len) {
+  float* base = room.data_ptr<float>();
+  const size_t bytes = size_t(len * room.size(3)) * sizeof(float);
+  for (int64_t h = 0; h < room.size(1); ++h)
+    std::memcpy(base + to * room.stride(0) + h * room.stride(1), base + from * room.stride(0) + h * room.stride(1), bytes);
+}
+
+}  // namespace
+
+at::Tensor KeyValues::batch_k() const { return rows.empty() ? k : k.index_select(0, rows_tensor(rows)); }
+at::Tensor KeyValues::batch_v() const { return rows.empty() ? v : v.index_select(0, rows_tensor(rows)); }
+
+void KeyValues::keep_rows(const at::Tensor& index) {
+  if (!k.defined()) return;
+  if (!k.device().is_cpu()) {
+    k = k.index_select(0, index);
+    v = v.index_select(0, index);
+    return;
+  }
+  const auto idx = index.to(at::kCPU, at::kLong).contiguous();
+  const int64_t* p = idx.data_ptr<int64_t>();
+  std::vector<int64_t> next(size_t(idx.numel()));
+  for (size_t i = 0; i < next.size(); ++i) next[i] = rows.empty() ? p[i] : rows[size_t(p[i])];
+  // Nothing writes into k and v outside their room (the plain cache is rebuilt by at::cat, the
+  // encoder's memory is read only), so there a row may be read by several batch rows.
+  if (!k_room.defined() || fill_slots(next)) {
+    rows = std::move(next);
+    return;
+  }
+  // More rows than the room holds: every row gets a copy.
+  const auto keep = rows_tensor(next);
+  const int64_t len = k.size(2);
+  rows.clear();
+  k_room = k_room.index_select(0, keep);
+  v_room = v_room.index_select(0, keep);
+  k = k_room.narrow(2, 0, len);
+  v = v_room.narrow(2, 0, len);
+}
+
+bool KeyValues::fill_slots(std::vector<int64_t>& next) {
+  // Each row of the room is written by one batch row: the first batch row of a parent keeps its
+  // row, every other one (beam search's second child) takes a row no one reads any more, with a
+  // copy of its parent's positions. Only those copies move; a beam step no longer copies the cache.
+  const int64_t slots = k_room.size(0), len = k.size(2);
+  std::vector<char> read(size_t(slots), 0);
+  for (int64_t r : next) read[size_t(r)] = 1;
+  std::vector<int64_t> spare;
+  for (int64_t r = slots - 1; r >= 0; --r)
+    if (!read[size_t(r)]) spare.push_back(r);
+  const size_t distinct = size_t(std::count(read.begin(), read.end(), char(1)));
+  if (next.size() - distinct > spare.size()) return false;
+  std::vector<char> taken(size_t(slots), 0);
+  for (auto& r : next) {
+    if (!taken[size_t(r)]) {
+      taken[size_t(r)] = 1;
+      continue;
+    }
+    const int64_t to = spare.back();
+    spare.pop_back();
+    copy_positions(k_room, r, to, len);
+    copy_positions(v_room, r, to, len);
+    taken[size_t(to)] = 1;
+    r = to;
+  }
+  return true;
+}
 
 MultiheadAttention::MultiheadAttention(int64_t dim, int64_t heads, double dropout)
     : dim_(dim), heads_(heads), dropout_(dropout) {
@@ -31,11 +152,10 @@ KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
 
 at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask) {
   at::Tensor ctx;
-  if (q.size(1) == 1 && q.device().is_cpu() && q.scalar_type() == at::kFloat && kv.k.scalar_type() == at::kFloat &&
-      !is_training() && !at::GradMode::is_enabled()) {
-    ctx = single_query_attention(q, kv.k, kv.v, mask, heads_);  // a decoding step
+  if (is_cpu_decoding_step(q, is_training()) && kv.k.scalar_type() == at::kFloat) {
+    ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, kv.rows);  // a decoding step
   } else {
-    ctx = compat::attention(split_heads(q), kv.k, kv.v, mask, dropout_, is_training());
+    ctx = compat::attention(split_heads(q), kv.batch_k(), kv.batch_v(), mask, dropout_, is_training());
     ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
   }
   return out_packed_ ? (*out_packed_)(ctx) : at::linear(ctx, out_weight, out_bias);
@@ -80,13 +200,19 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
   }
   auto qkv = (qkv_packed_ ? (*qkv_packed_)(x) : at::linear(x, w, b)).chunk(3, -1);
   KeyValues kv{split_heads(qkv[1]), split_heads(qkv[2])};
+  if (cache && is_cpu_decoding_step(x, is_training())) {
+    append_in_place(*cache, kv.k, kv.v);
+    return attend(qkv[0], *cache, mask);
+  }
   if (cache) {
     if (cache->k.defined()) {
-      kv.k = at::cat({cache->k, kv.k}, 2);
-      kv.v = at::cat({cache->v, kv.v}, 2);
+      kv.k = at::cat({cache->batch_k(), kv.k}, 2);
+      kv.v = at::cat({cache->batch_v(), kv.v}, 2);
     }
     cache->k = kv.k;
     cache->v = kv.v;
+    cache->k_room = cache->v_room = at::Tensor();  // k and v no longer live in them
+    cache->rows.clear();
   }
   return attend(qkv[0], kv, mask);
 }
@@ -98,7 +224,7 @@ at::Tensor MultiheadAttention::cross_attend(const at::Tensor& x, const KeyValues
     // The fused attention kernel does not return its probabilities: computed again, only when asked,
     // and without gradient (they choose alignments; nothing differentiates through them).
     at::NoGradGuard no_grad;
-    auto scores = at::matmul(split_heads(q), memory.k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(dim_ / heads_)));
+    auto scores = at::matmul(split_heads(q), memory.batch_k().transpose(-2, -1)).mul_(1.0 / std::sqrt(double(dim_ / heads_)));
     if (mask.defined()) scores.add_(mask);
     auto summed = at::softmax(scores, -1).sum(1);
     *weights = weights->defined() ? *weights + summed : summed;

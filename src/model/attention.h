@@ -16,6 +16,24 @@ namespace yoke {
 struct KeyValues {
   at::Tensor k, v;
   at::Tensor qkv_weight, qkv_bias;  // self-attention's fused projection, kept for one search
+  // Decoding on the CPU: k and v are the first positions of these [B, H, room, d_head], which
+  // have room for the next steps, so a step writes one position instead of copying the cache.
+  at::Tensor k_room, v_room;
+  // On the CPU: batch row b reads row rows[b] of k and v (empty: row b). Reordering the batch
+  // (sentences leaving, beam search's parents) renumbers rows instead of moving keys and values.
+  std::vector<int64_t> rows;
+
+  // Keeps the batch rows `index` (rows may repeat). On the CPU nothing moves but, in a room, the
+  // copies a repeated row needs to write its own next positions; elsewhere k and v are gathered.
+  void keep_rows(const at::Tensor& index);
+  // k and v with row b holding batch row b (a copy only when rows are renumbered).
+  at::Tensor batch_k() const;
+  at::Tensor batch_v() const;
+
+ private:
+  // Gives every repeat in `next` (rows of the room) a spare row holding a copy of its parent's
+  // positions; false, changing nothing, when the room has too few spare rows.
+  bool fill_slots(std::vector<int64_t>& next);
 };
 
 class MultiheadAttention : public torch::nn::Module {

@@ -37,24 +37,44 @@ namespace {
 
 using namespace onednn;  // memory, tag, dt, cpu_engine
 
-// The smallest and largest of n floats (SSE2: every x86-64 processor has it).
+// The smallest and largest of n floats (SSE2: every x86-64 processor has it). Four lane sets, so
+// that no min or max waits for the one before it.
 std::pair<float, float> range_of(const float* x, int64_t n) {
   float lo = INFINITY, hi = -INFINITY;
   int64_t i = 0;
-  if (n >= 4) {
-    __m128 mn = _mm_loadu_ps(x), mx = mn;
-    for (i = 4; i + 4 <= n; i += 4) {
-      const __m128 v = _mm_loadu_ps(x + i);
-      mn = _mm_min_ps(mn, v);
-      mx = _mm_max_ps(mx, v);
+  if (n >= 16) {
+    __m128 mn[4], mx[4];
+    for (int j = 0; j < 4; ++j) mn[j] = mx[j] = _mm_loadu_ps(x + 4 * j);
+    for (i = 16; i + 16 <= n; i += 16) {
+      for (int j = 0; j < 4; ++j) {
+        const __m128 v = _mm_loadu_ps(x + i + 4 * j);
+        mn[j] = _mm_min_ps(mn[j], v);
+        mx[j] = _mm_max_ps(mx[j], v);
+      }
     }
-    alignas(16) float a[4], b[4];
-    _mm_store_ps(a, mn);
-    _mm_store_ps(b, mx);
-    for (int j = 0; j < 4; ++j) lo = std::min(lo, a[j]), hi = std::max(hi, b[j]);
+    alignas(16) float a[16], b[16];
+    for (int j = 0; j < 4; ++j) _mm_store_ps(a + 4 * j, mn[j]), _mm_store_ps(b + 4 * j, mx[j]);
+    for (int j = 0; j < 16; ++j) lo = std::min(lo, a[j]), hi = std::max(hi, b[j]);
   }
   for (; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
   return {lo, hi};
+}
+
+// Per output column: the scale s_x·s_w[n] and what is added after it, b[n] − s_x·s_w[n]·z·Σ_k w[n,k],
+// four columns at a time in the same order of operations as one at a time.
+void column_terms(const float* ws, const float* sums, const float* b, float scale, float zero, float* cs, float* ca,
+                  int64_t n) {
+  int64_t j = 0;
+  const __m128 s = _mm_set1_ps(scale), z = _mm_set1_ps(zero);
+  for (; j + 4 <= n; j += 4) {
+    const __m128 c = _mm_mul_ps(s, _mm_loadu_ps(ws + j));
+    _mm_storeu_ps(cs + j, c);
+    _mm_storeu_ps(ca + j, _mm_sub_ps(_mm_loadu_ps(b + j), _mm_mul_ps(_mm_mul_ps(c, z), _mm_loadu_ps(sums + j))));
+  }
+  for (; j < n; ++j) {
+    cs[j] = scale * ws[j];
+    ca[j] = b[j] - cs[j] * zero * sums[j];
+  }
 }
 
 // q = clamp(round(x·inv_scale + zero), 0, qmax), rounding to nearest even as _mm_cvtps_epi32 does.
@@ -159,15 +179,11 @@ at::Tensor Int8Matmul::operator()(const at::Tensor& x, bool relu) const {
   quantize(x.data_ptr<float>(), q.data_ptr<uint8_t>(), x.numel(), 1.0f / scale, zero, s.qmax);
   if (padded > rows) std::fill_n(q.data_ptr<uint8_t>() + x.numel(), (padded - rows) * s.k, uint8_t(0));
 
-  // Per column: the output scale s_x·s_w[n], and what is added after it, b[n] − s_x·s_w[n]·z·Σ_k w[n,k].
   auto col_scale = at::empty({s.n}, x.options());
   auto col_add = at::empty({1, s.n}, x.options());
-  const float *ws = s.scales.data_ptr<float>(), *sums = s.column_sums.data_ptr<float>(), *b = s.bias.data_ptr<float>();
   float *cs = col_scale.data_ptr<float>(), *ca = col_add.data_ptr<float>();
-  for (int64_t j = 0; j < s.n; ++j) {
-    cs[j] = scale * ws[j];
-    ca[j] = b[j] - cs[j] * zero * sums[j];
-  }
+  column_terms(s.scales.data_ptr<float>(), s.column_sums.data_ptr<float>(), s.bias.data_ptr<float>(), scale, zero, cs,
+               ca, s.n);
 
   auto y = at::empty({padded, s.n}, x.options());
   const auto& eng = cpu_engine();

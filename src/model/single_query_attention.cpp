@@ -42,13 +42,16 @@ void axpy(float a, const float* x, float* y, int64_t n) {
 }  // namespace
 
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& mask, int64_t heads) {
+                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows) {
   const int64_t rows = q.size(0), dim = q.size(-1), dh = dim / heads, len = k.size(2);
-  if (q.dim() != 3 || q.size(1) != 1 || k.dim() != 4 || k.size(0) != rows || k.size(1) != heads || k.size(3) != dh ||
+  bool rows_fit = kv_rows.empty() ? k.size(0) == rows : int64_t(kv_rows.size()) == rows;
+  for (int64_t r : kv_rows) rows_fit = rows_fit && r >= 0 && r < k.size(0);
+  if (q.dim() != 3 || q.size(1) != 1 || k.dim() != 4 || !rows_fit || k.size(1) != heads || k.size(3) != dh ||
       !k.sizes().equals(v.sizes()) || q.stride(2) != 1 || k.stride(3) != 1 || v.stride(3) != 1 ||
       q.scalar_type() != at::kFloat || k.scalar_type() != at::kFloat || v.scalar_type() != at::kFloat ||
       !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu())
-    throw std::logic_error("single_query_attention: q [B, 1, d], k and v [B, H, T, d/H], float on the CPU");
+    throw std::logic_error("single_query_attention: q [B, 1, d], k and v [B', H, T, d/H] holding every row of kv_rows, "
+                           "float on the CPU");
   at::Tensor m;
   if (mask.defined()) {
     m = mask.to(at::kFloat).expand({rows, 1, 1, len});
@@ -62,10 +65,11 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
   std::vector<float> score(size_t(len > 0 ? len : 1));
   for (int64_t b = 0; b < rows; ++b) {
     const float* mrow = pm ? pm + b * m.stride(0) : nullptr;
+    const int64_t kb = kv_rows.empty() ? b : kv_rows[size_t(b)];
     for (int64_t h = 0; h < heads; ++h) {
       const float* qh = pq + b * q.stride(0) + h * dh;
-      const float* kh = pk + b * k.stride(0) + h * k.stride(1);
-      const float* vh = pv + b * v.stride(0) + h * v.stride(1);
+      const float* kh = pk + kb * k.stride(0) + h * k.stride(1);
+      const float* vh = pv + kb * v.stride(0) + h * v.stride(1);
       float top = -INFINITY;
       for (int64_t t = 0; t < len; ++t) {
         float s = dot(qh, kh + t * k.stride(2), dh) * scale;

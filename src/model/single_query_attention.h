@@ -7,11 +7,15 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <cstdint>
+#include <vector>
+
 namespace yoke {
 
-// q [B, 1, d] (any strides, the last 1), k and v [B, H, T, d/H] (the last stride 1), mask
-// undefined or additive [B, 1, 1, T]; all float on the CPU. Returns [B, 1, d], heads side by side.
+// q [B, 1, d] (any strides, the last 1), k and v [B', H, T, d/H] (the last stride 1), mask
+// undefined or additive [B, 1, 1, T]; all float on the CPU. Row b of q reads row kv_rows[b] of k
+// and v (empty: row b, and B' = B). Returns [B, 1, d], heads side by side.
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& mask, int64_t heads);
+                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows = {});
 
 }  // namespace yoke

@@ -49,13 +49,10 @@ ModelSpec ModelSpec::from_config(const Config& c) {
 
 void DecoderState::select(const at::Tensor& index, bool same_sentences) {
   // Convolution layers have no keys/values, attention layers no input buffer.
-  auto keep = [&](KeyValues& kv) {
-    if (kv.k.defined()) { kv.k = kv.k.index_select(0, index); kv.v = kv.v.index_select(0, index); }
-  };
-  for (auto& kv : self) keep(kv);
+  for (auto& kv : self) kv.keep_rows(index);
   for (auto& b : conv) if (b.defined()) b = b.index_select(0, index);
   if (same_sentences) return;  // each row's source, hence its memory, is the one it had
-  for (auto& kv : cross) keep(kv);
+  for (auto& kv : cross) kv.keep_rows(index);
   if (memory_mask.defined()) memory_mask = memory_mask.index_select(0, index);
 }
 

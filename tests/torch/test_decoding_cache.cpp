@@ -1,0 +1,89 @@
+// The self-attention cache of a decoding step on the CPU (model/attention.h, KeyValues): a step
+// writes its position into room kept ahead, reordering renumbers rows, and only a repeated row
+// (beam search's second child of a parent) gets a copy, in a row no one reads any more. Each step is checked against the same
+// arithmetic on a cache rebuilt the plain way (at::cat, index_select): the same operators in the
+// same order, so equality is exact.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/attention.h"
+#include "model/single_query_attention.h"
+
+using namespace yoke;
+
+TEST(DecodingCache, InPlaceRoomAndRenumberedRowsGiveThePlainCachesResults) {
+  at::NoGradGuard no_grad;
+  at::manual_seed(11);
+  const int64_t dim = 64, heads = 4, dh = dim / heads;
+  MultiheadAttention attn(dim, heads, 0.0);
+  attn.eval();
+  for (auto& p : attn.parameters()) p.normal_(0, 0.2);  // biases too: zeros would hide a bias error
+  const auto w = at::cat({attn.q_weight, attn.kv_weight}, 0), b = at::cat({attn.q_bias, attn.kv_bias()}, 0);
+
+  KeyValues cache;
+  at::Tensor ref_k, ref_v;  // [B, H, T, dh], contiguous, rebuilt every step
+  int64_t rows = 6;
+  const void* room = nullptr;
+  for (int64_t t = 0; t < 40; ++t) {  // past two room boundaries (16, 32)
+    std::vector<int64_t> keep;
+    bool moves = false;
+    if (t == 5) keep = {0, 2, 3, 5};                   // two sentences leave
+    if (t == 20) keep = {0, 0, 3, 1};                  // a parent continues twice, as in beam search
+    if (t == 25) keep = {0, 1, 2, 3, 3, 2, 1, 0}, moves = true;  // more rows than the room has
+    if (t == 30) keep = {2, 0, 7};                     // in another order
+    if (!keep.empty()) {
+      const auto index = at::tensor(keep, at::kLong);
+      room = cache.k_room.data_ptr();
+      cache.keep_rows(index);
+      EXPECT_EQ(cache.k_room.data_ptr() != room, moves) << "step " << t << ": the room moves only when it is too small";
+      EXPECT_EQ(cache.rows.empty(), moves) << "step " << t;
+      const auto distinct = std::set<int64_t>(cache.rows.begin(), cache.rows.end());
+      EXPECT_EQ(distinct.size(), cache.rows.size()) << "step " << t << ": one batch row writes each row of the room";
+      ref_k = ref_k.index_select(0, index);
+      ref_v = ref_v.index_select(0, index);
+      rows = int64_t(keep.size());
+    }
+    const auto x = at::randn({rows, 1, dim});
+    const auto got = attn.self_attend(x, at::Tensor(), &cache);
+
+    const auto qkv = at::linear(x, w, b).chunk(3, -1);
+    const auto k = qkv[1].view({rows, 1, heads, dh}).transpose(1, 2), v = qkv[2].view({rows, 1, heads, dh}).transpose(1, 2);
+    ref_k = ref_k.defined() ? at::cat({ref_k, k}, 2) : k.contiguous();
+    ref_v = ref_v.defined() ? at::cat({ref_v, v}, 2) : v.contiguous();
+    const auto want = at::linear(single_query_attention(qkv[0], ref_k, ref_v, at::Tensor(), heads), attn.out_weight,
+                                 attn.out_bias);
+    ASSERT_TRUE(got.equal(want)) << "step " << t;
+    ASSERT_TRUE(cache.batch_k().equal(ref_k)) << "step " << t;
+    EXPECT_EQ(cache.k_room.size(2), (t + 1 + 15) / 16 * 16) << "room grows by 16 positions";
+  }
+}
+
+TEST(DecodingCache, TrainingAndGradientKeepThePlainCache) {
+  at::manual_seed(12);
+  MultiheadAttention attn(32, 2, 0.0);
+  attn.eval();
+  KeyValues cache;
+  for (int t = 0; t < 3; ++t) attn.self_attend(at::randn({3, 1, 32}), at::Tensor(), &cache);  // gradient on
+  EXPECT_FALSE(cache.k_room.defined());
+  EXPECT_EQ(cache.k.size(2), 3);
+  // A later step without gradient takes over the plain cache: its positions move into room.
+  at::NoGradGuard no_grad;
+  const auto before = cache.k.clone();
+  attn.self_attend(at::randn({3, 1, 32}), at::Tensor(), &cache);
+  ASSERT_TRUE(cache.k_room.defined());
+  EXPECT_TRUE(cache.k.narrow(2, 0, 3).equal(before));
+}
+
+TEST(SingleQueryAttention, ReadsTheRowsItIsGiven) {
+  at::manual_seed(13);
+  const int64_t heads = 2, dh = 8;
+  const auto k = at::randn({5, heads, 7, dh}), v = at::randn({5, heads, 7, dh}), q = at::randn({3, 1, heads * dh});
+  const std::vector<int64_t> rows{4, 0, 2};
+  const auto index = at::tensor(rows, at::kLong);
+  // The same loop over the same numbers: equal exactly.
+  EXPECT_TRUE(single_query_attention(q, k, v, at::Tensor(), heads, rows)
+                  .equal(single_query_attention(q, k.index_select(0, index), v.index_select(0, index), at::Tensor(), heads)));
+  EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {4, 0, 5}), std::logic_error);  // no row 5
+  EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {4, 0}), std::logic_error);     // 2 rows for 3
+}
