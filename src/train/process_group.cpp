@@ -1,6 +1,7 @@
 #include "train/process_group.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <vector>
 
@@ -54,6 +55,10 @@ class PendingGloo final : public PendingCollective {
 class GlooGroup final : public ProcessGroup {
  public:
   GlooGroup(const DistributedEnv& env, double timeout_s) : rank_(env.rank), size_(env.world_size) {
+    // Gloo writes to its peers with writev(), which raises SIGPIPE once a peer's socket is gone;
+    // its default action would end this rank silently, before the collective's error names the
+    // dead rank. (Python ignores SIGPIPE at start-up, which is why PyTorch never meets this.)
+    std::signal(SIGPIPE, SIG_IGN);
     const auto timeout = std::chrono::milliseconds(int64_t(timeout_s * 1000));
     c10d::TCPStoreOptions so;
     so.port = uint16_t(env.master_port);
