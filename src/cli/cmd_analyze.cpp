@@ -116,10 +116,10 @@ int cmd_analyze(int argc, char** argv) {
   if (options.knn_words < 0) throw InputError("--knn-words must not be negative");
   if (!against_checkpoint.empty() && against_dir.empty()) throw InputError("--against-checkpoint needs --against");
 
-  auto m = load_model(model.dir, model.checkpoint);  // on the CPU: the analyses are O(V·d)
+  auto m = load_model(model.dir, model.checkpoint, "cpu", ModelUse::read_weights);  // on the CPU: the analyses are O(V·d)
   std::optional<LoadedModel> against;
   if (!against_dir.empty()) {
-    against = load_model(against_dir, against_checkpoint);
+    against = load_model(against_dir, against_checkpoint, "cpu", ModelUse::read_weights);
     options.against = &*against;
     options.model_path = model.dir;
     options.against_path = against_dir;

@@ -44,7 +44,7 @@ int cmd_inspect(int argc, char** argv) {
   if (!cmd.read(argc, argv)) return 0;
   if (words_asked.empty()) throw InputError("give at least one --word");
   const std::string dir = model.dir;
-  auto m = load_model(dir, model.checkpoint);
+  auto m = load_model(dir, model.checkpoint, "cpu", ModelUse::read_weights);
   const auto& emb = *m.model->embeddings;
   if (!emb.source()) throw InputError("inspect needs a translation model (this one has no source side)");
   const at::Tensor src = emb.source()->full().detach(), tgt = emb.target().full().detach();

@@ -28,7 +28,7 @@ int64_t argmax_of(const float* x, int64_t n) {
     nan = _mm_movemask_ps(u) != 0;
     alignas(16) float lanes[16];
     _mm_store_ps(lanes, m0), _mm_store_ps(lanes + 4, m1), _mm_store_ps(lanes + 8, m2), _mm_store_ps(lanes + 12, m3);
-    for (float v : lanes) top = v > top || std::isnan(v) ? v : top;
+    for (float v : lanes) top = v > top ? v : top;  // a NaN lane returns below, before top is read
   }
   for (; i < n; ++i) {
     nan = nan || std::isnan(x[i]);

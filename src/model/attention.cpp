@@ -71,8 +71,17 @@ void copy_positions(at::Tensor& room, int64_t from, int64_t to, int64_t len) {
 
 }  // namespace
 
-at::Tensor KeyValues::batch_k() const { return rows.empty() ? k : k.index_select(0, rows_tensor(rows)); }
-at::Tensor KeyValues::batch_v() const { return rows.empty() ? v : v.index_select(0, rows_tensor(rows)); }
+at::Tensor KeyValues::in_batch_order(const at::Tensor& t) const {
+  return rows.empty() ? t : t.index_select(0, rows_tensor(rows));
+}
+
+void KeyValues::gather_rows() {
+  TORCH_CHECK(!k_room.defined(), "KeyValues::gather_rows: a cache that grows in place keeps its rows");
+  if (rows.empty()) return;
+  k = batch_k();
+  v = batch_v();
+  rows.clear();
+}
 
 void KeyValues::keep_rows(const at::Tensor& index) {
   if (!k.defined()) return;

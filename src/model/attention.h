@@ -27,13 +27,17 @@ struct KeyValues {
   // copies a repeated row needs to write its own next positions; elsewhere k and v are gathered.
   void keep_rows(const at::Tensor& index);
   // k and v with row b holding batch row b (a copy only when rows are renumbered).
-  at::Tensor batch_k() const;
-  at::Tensor batch_v() const;
+  at::Tensor batch_k() const { return in_batch_order(k); }
+  at::Tensor batch_v() const { return in_batch_order(v); }
+  // Moves k and v into batch order once, so that readers of batch_k() (the alignment weights)
+  // stop gathering them on every step. Only for a cache nothing writes into (the encoder's memory).
+  void gather_rows();
 
  private:
   // Gives every repeat in `next` (rows of the room) a spare row holding a copy of its parent's
   // positions; false, changing nothing, when the room has too few spare rows.
   bool fill_slots(std::vector<int64_t>& next);
+  at::Tensor in_batch_order(const at::Tensor& t) const;
 };
 
 class MultiheadAttention : public torch::nn::Module {

@@ -52,7 +52,12 @@ void DecoderState::select(const at::Tensor& index, bool same_sentences) {
   for (auto& kv : self) kv.keep_rows(index);
   for (auto& b : conv) if (b.defined()) b = b.index_select(0, index);
   if (same_sentences) return;  // each row's source, hence its memory, is the one it had
-  for (auto& kv : cross) kv.keep_rows(index);
+  for (auto& kv : cross) {
+    kv.keep_rows(index);
+    // The alignment weights read the memory in batch order: gathered here, once per reordering,
+    // rather than by every layer at every step.
+    if (keep_attention) kv.gather_rows();
+  }
   if (memory_mask.defined()) memory_mask = memory_mask.index_select(0, index);
 }
 

@@ -49,7 +49,7 @@ ExportResult export_model(const std::string& dir, const std::string& out, const 
   // Written into a sibling and renamed into place: a non-empty --out (a data folder, another
   // export) is refused unless replace, and a failure midway leaves nothing behind.
   StagedDirectory staged(out, replace, "yoke export");
-  const LoadedModel m = load_model(dir, checkpoint_name, "cpu");
+  const LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   SafeTensors file;
   file.tensors = module_state(*m.model);
   const nlohmann::json config = meta.at("config");  // as trained (load_model points `pairs` into dir)
@@ -130,7 +130,7 @@ ExportResult import_model(const std::string& exported, const std::string& out, b
   r.tensors = c.tensors.size();
   r.files = copy_model_files(from_dir, staged.path());
   save_checkpoint((fs::path(staged.path()) / kCheckpointBest).string(), c);
-  load_model(staged.path());  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
+  load_model(staged.path(), "", "cpu", ModelUse::read_weights);  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
   r.replaced = staged.commit();
   r.to = (fs::path(out) / kCheckpointBest).string();
   return r;

@@ -152,7 +152,8 @@ void check_config_fits_tensors(const Config& c, const std::map<std::string, at::
 
 }  // namespace
 
-LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name, const std::string& device) {
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name, const std::string& device,
+                       ModelUse use) {
   LoadedModel m;
   m.checkpoint = pick_checkpoint(dir, checkpoint_name);
   auto ckpt = read_model_file(m.checkpoint);
@@ -192,11 +193,12 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   // An int8 model decodes with the int8 kernel measured fastest on this CPU (model/int8_kernel.h);
   // where that is fp32, and on a GPU, it runs its fp32 layers on the dequantized weights loaded
   // above, which give the same numbers up to the activations' rounding.
-  if (int8 && !where.is_cuda() && int8_available()) {
+  if (use == ModelUse::read_weights || where.is_cuda()) return m;
+  if (int8 && int8_available()) {
     std::vector<const Int8Weight*> matrices;
     for (const auto& [name, w] : int8_weights) matrices.push_back(&w);
     if (choose_int8_kernel(matrices) != Int8Kernel::fp32) m.model->use_int8(int8_weights);
-  } else if (!int8 && !where.is_cuda() && fp32_kernel_available(Fp32Kernel::onednn)) {
+  } else if (!int8 && fp32_kernel_available(Fp32Kernel::onednn)) {
     // An fp32 model likewise multiplies with the fp32 product measured faster here
     // (model/fp32_kernel.h): oneDNN with its weights packed once, or at::linear.
     if (choose_fp32_kernel(m.model->decoding_matrices()) == Fp32Kernel::onednn) m.model->use_packed_fp32();

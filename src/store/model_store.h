@@ -43,10 +43,16 @@ Checkpoint read_model_file(const std::string& path);
 // Its meta alone (a .ykp's header is read without its tensors).
 nlohmann::json read_model_meta(const std::string& path);
 
+// What a model is loaded for. `decode` (on the CPU) also times and picks the products' kernels and
+// packs the weights for them, a fraction of a second and a second copy of the layer weights that
+// commands reading the weights only (export, quantize, inspect, analyze) do without.
+enum class ModelUse { decode, read_weights };
+
 // device: cpu, cuda or auto (see compat::device_from_name). When the checkpoint records the
 // vocabularies' checksums (text/vocab_files.h), a vocabulary file of `dir` that differs is an
 // InputError naming it and the checkpoint.
-LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "", const std::string& device = "cpu");
+LoadedModel load_model(const std::string& dir, const std::string& checkpoint_name = "", const std::string& device = "cpu",
+                       ModelUse use = ModelUse::decode);
 
 // load_model, and an InputError when the model was trained for another task (an LM given to
 // `yoke translate`, say).

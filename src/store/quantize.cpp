@@ -21,7 +21,7 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
   r.from = pick_checkpoint(dir, checkpoint_name);
   const Checkpoint original = load_checkpoint(r.from);
   if (is_int8_checkpoint(original)) throw input_error(r.from, 0, "is already an int8 model (written by `yoke quantize`)");
-  LoadedModel m = load_model(dir, checkpoint_name, "cpu");
+  LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   const Int8Weights weights = m.model->quantize_int8();
 
   Checkpoint ck;

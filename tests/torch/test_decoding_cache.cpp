@@ -87,3 +87,33 @@ TEST(SingleQueryAttention, ReadsTheRowsItIsGiven) {
   EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {4, 0, 5}), std::logic_error);  // no row 5
   EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {4, 0}), std::logic_error);     // 2 rows for 3
 }
+
+TEST(DecodingCache, MemoryGatheredOnceGivesTheSameAttentionAndAlignments) {
+  // The encoder's memory is renumbered like the self-attention cache; with alignments asked,
+  // the decoder gathers it into batch order once per reordering (DecoderState::select) so that
+  // the weights stop gathering it every step. Both ways read the same numbers: equal exactly.
+  at::NoGradGuard no_grad;
+  at::manual_seed(14);
+  MultiheadAttention attn(32, 2, 0.0);
+  attn.eval();
+  for (auto& p : attn.parameters()) p.normal_(0, 0.2);
+  KeyValues memory = attn.project_memory(at::randn({4, 9, 32}));
+  const auto x = at::randn({3, 1, 32});
+  const auto index = at::tensor(std::vector<int64_t>{3, 1, 1}, at::kLong);
+  memory.keep_rows(index);
+  ASSERT_EQ(memory.rows, (std::vector<int64_t>{3, 1, 1}));  // renumbered, nothing moved
+  at::Tensor renumbered_weights, gathered_weights;
+  const auto renumbered = attn.cross_attend(x, memory, at::Tensor(), &renumbered_weights);
+  const auto k_before = memory.batch_k();
+  memory.gather_rows();
+  EXPECT_TRUE(memory.rows.empty());
+  EXPECT_TRUE(memory.k.equal(k_before));
+  const auto gathered = attn.cross_attend(x, memory, at::Tensor(), &gathered_weights);
+  EXPECT_TRUE(gathered.equal(renumbered));
+  EXPECT_TRUE(gathered_weights.equal(renumbered_weights));
+  // A cache that grows in place keeps its rows: gathering it would leave its room behind.
+  KeyValues self;
+  attn.self_attend(x, at::Tensor(), &self);
+  ASSERT_TRUE(self.k_room.defined());
+  EXPECT_THROW(self.gather_rows(), c10::Error);
+}
