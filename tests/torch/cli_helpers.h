@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,11 +20,26 @@ namespace yoke::test {
 
 namespace fs = std::filesystem;
 
+// Removed when the test process ends with every test passed: its models, corpora and logs come
+// to about 100 MB, and a ctest run starts dozens of such processes. A failure keeps it, and says
+// where, for its logs.
 inline fs::path work_dir() {
   static fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("yoke_cli_test_" + std::to_string(::getpid()));
     fs::remove_all(d);  // left by an earlier process with the same pid: start clean
     fs::create_directories(d);
+    // Built before the handler is registered, so destroyed after it runs (dir itself is not).
+    static const std::string root = d.string();
+    static const pid_t owner = ::getpid();
+    std::atexit([] {
+      if (::getpid() != owner) return;  // a forked child that exits: the folder is its parent's
+      if (::testing::UnitTest::GetInstance()->Failed()) {
+        std::fprintf(stderr, "test files kept in %s\n", root.c_str());
+        return;
+      }
+      std::error_code ignored;
+      fs::remove_all(root, ignored);
+    });
     return d;
   }();
   return dir;
