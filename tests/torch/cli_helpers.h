@@ -15,6 +15,7 @@
 
 #include "text/prepare.h"
 #include "text/synthetic.h"
+#include "util/remove_tree.h"
 
 namespace yoke::test {
 
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 inline fs::path work_dir() {
   static fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("yoke_cli_test_" + std::to_string(::getpid()));
-    fs::remove_all(d);  // left by an earlier process with the same pid: start clean
+    remove_tree(d.string());  // left by an earlier process with the same pid: start clean
     fs::create_directories(d);
     // Built before the handler is registered, so destroyed after it runs (dir itself is not).
     static const std::string root = d.string();
@@ -37,8 +38,9 @@ inline fs::path work_dir() {
         std::fprintf(stderr, "test files kept in %s\n", root.c_str());
         return;
       }
-      std::error_code ignored;
-      fs::remove_all(root, ignored);
+      // Not fs::remove_all: the GPU build's libtorch.so shadows it with a copy that crashes when it
+      // recurses (util/remove_tree.h).
+      remove_tree(root);
     });
     return d;
   }();
