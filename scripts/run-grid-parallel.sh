@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs each (variant, seed) of a grid as its own `yoke experiment` process, several at once, so that
-# one GPU trains many small models together: a d = 128 model keeps a GPU busy a small part of each
-# step (kernel launches dominate), so one process leaves most of it idle. Run VARIANT, seed S goes
-# into OUT/parts/VARIANT-sS (a one-run experiment; its log is OUT/parts/VARIANT-sS.log). When all
-# have stopped, the finished runs are gathered into OUT/runs and OUT's report is written
-# (`yoke experiment --report-only`, its record listing the parts' invocations), unless --no-report. The same command again resumes the runs
+# Runs each (variant, seed) of a grid as its own `yoke experiment --variants V --seeds S` process,
+# several at once: one GPU trains many small models together (a d = 128 model keeps a GPU busy a
+# small part of each step, kernel launches dominate), and on a CPU of 2 cores two one-thread runs
+# use both. Run VARIANT, seed S goes into OUT/parts/VARIANT-sS (a one-run experiment; its log is
+# OUT/parts/VARIANT-sS.log); runs start seed by seed, every variant of a seed before the next. When
+# all have stopped, the finished runs are gathered into OUT/runs and OUT's report is written, its
+# experiment.json the parts' record with every part's invocation, unless --no-report. A registered
+# grid's parts must all hold the same registered design. The same command again resumes the runs
 # that did not finish, from their checkpoints.
 #
 #   scripts/run-grid-parallel.sh --grid FILE --out DIR [--jobs N] [--seconds S] [--set KEY=VALUE ...]
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --set) sets+=(--set "$2"); shift ;;
     --no-report) report=0 ;;
     --report-only) run=0 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run-grid-parallel: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -52,9 +54,6 @@ mkdir -p "$out/parts"
 start=$(date +%s)
 running=0 launched=0
 for s in $seeds; do
-  # One grid per seed, the same in everything else: the config paths in it are relative to the
-  # working directory, not to the grid file, so the copy may live anywhere.
-  sed -E "s/^[[:space:]]*seeds[[:space:]]*=.*/seeds = $s/" "$grid" > "$out/parts/seed$s.grid"
   for v in "${variants[@]}"; do
     [ "$run" = 1 ] || continue
     if [ "$jobs" -gt 0 ] && [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
@@ -65,8 +64,10 @@ for s in $seeds; do
       limit=(timeout -s INT -k 60 "$left")
     fi
     part="$out/parts/$v-s$s"
-    "${limit[@]}" "$yoke" experiment --grid "$out/parts/seed$s.grid" --variants "$v" --out "$part" "${sets[@]}" \
-      > "$part.log" 2>&1 &
+    # The part's own finished run is skipped by its experiment: nothing to start.
+    [ -f "$part/runs/$v/seed$s/result.json" ] && continue
+    "${limit[@]}" "$yoke" experiment --grid "$grid" --variants "$v" --seeds "$s" --out "$part" "${sets[@]}" \
+      >> "$part.log" 2>&1 &
     running=$((running + 1)) launched=$((launched + 1))
   done
 done
@@ -90,19 +91,26 @@ done
 echo "run-grid-parallel: $finished runs finished, $(( $(date +%s) - start )) s" >&2
 [ ${#unfinished[@]} -eq 0 ] || printf '  not finished: %s (the same command resumes it)\n' "${unfinished[@]}" >&2
 if [ "$report" = 1 ] && [ "$finished" -gt 0 ]; then
-  "$yoke" experiment --grid "$grid" --out "$out" --report-only "${sets[@]}"
-  # The record names the report-only call; the runs were made by the parts' calls (their machine,
-  # commit, start): add those to OUT's record and report again, so the provenance says so.
-  python3 - "$out" <<'PY'
+  # OUT's record is the parts' (the runs were made by their calls: machine, commit, start), with
+  # every variant and seed of the grid and every part's invocation; a registered design must be the
+  # same in every part, and is dated by the earliest part's record.
+  python3 - "$out" "$seeds" "${variants[@]}" <<'PY'
 import glob, json, os, sys
-out = sys.argv[1]
+out, seeds, variants = sys.argv[1], [int(s) for s in sys.argv[2].split()], sys.argv[3:]
+parts = sorted(glob.glob(os.path.join(out, "parts", "*", "experiment.json")))
+records = [json.load(open(p)) for p in parts]
+record = dict(records[0])
+record["variants"], record["seeds"], record["invocations"] = variants, seeds, []
+designs = {json.dumps(r.get("registration", {}).get("design"), sort_keys=True) for r in records}
+if len(designs) > 1:
+    sys.exit("run-grid-parallel: the parts hold different registered designs: " + ", ".join(parts))
+if "registration" in record:
+    record["registration"]["recorded"] = min((r["registration"]["recorded"] for r in records), key=lambda d: d["date"])
+for r in records:
+    for call in r.get("invocations", []):
+        if call not in record["invocations"]:
+            record["invocations"].append(call)
 path = os.path.join(out, "experiment.json")
-record = json.load(open(path))
-calls = record.setdefault("invocations", [])
-for part in sorted(glob.glob(os.path.join(out, "parts", "*", "experiment.json"))):
-    for call in json.load(open(part)).get("invocations", []):
-        if call not in calls:
-            calls.append(call)
 json.dump(record, open(path + ".tmp", "w"), indent=2)
 os.replace(path + ".tmp", path)
 PY

@@ -29,6 +29,10 @@ int cmd_experiment(int argc, char** argv) {
   cmd.add_option("--variants", variants, "run (and report) only these variants of the grid")
       ->type_name("A,B,...")
       ->default_str("all");
+  cmd.add_option("--seeds", o.seeds, "run (and report) only these of the grid's seeds")
+      ->type_name("S,S,...")
+      ->delimiter(',')
+      ->default_str("all");
   cmd.add_flag("--report-only", report_only, "rebuild the report from the finished runs, run nothing");
   if (!cmd.read(argc, argv)) return 0;
   o.command = "yoke";
@@ -41,7 +45,7 @@ int cmd_experiment(int argc, char** argv) {
     start = comma + 1;
   }
   if (report_only) {
-    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr, o.variants, o.command);
+    write_experiment_report(o.grid_path, o.out_dir, o.overrides, std::cerr, o.variants, o.seeds, o.command);
     return 0;
   }
   install_stop_handlers();

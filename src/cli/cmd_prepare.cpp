@@ -54,6 +54,15 @@ int cmd_prepare(int argc, char** argv) {
   auto* valid_src = cmd.add_option("--valid-src", o.valid_src, "validation source text")->type_name("FILE");
   auto* valid_tgt = cmd.add_option("--valid-tgt", o.valid_tgt, "validation target text")->type_name("FILE");
   add_repeated(cmd, "--test", tests, "NAME:SRC:TGT", "a test set kept as raw text for scoring (with --lm: NAME:TEXT)");
+  std::string hold_out;
+  uint64_t hold_out_seed = 1;
+  cmd.add_option("--hold-out", hold_out,
+                 "N training pairs drawn at random become test set NAME; they, and any training pair sharing a "
+                 "sentence with one, stay out of the vocabulary and training. With a --test of the same name, that "
+                 "set's pairs come first (one larger test set)")
+      ->type_name("NAME:N");
+  add_value(cmd, "--hold-out-seed", hold_out_seed, "N", "which pairs --hold-out draws (the same seed, the same pairs)")
+      ->capture_default_str();
   cmd.add_flag("--lm", o.lm, "monolingual text for a language model: --train, --valid, --test NAME:TEXT");
   auto* train = cmd.add_option("--train", o.train_tgt, "training text (with --lm)")->type_name("FILE");
   auto* valid = cmd.add_option("--valid", o.valid_tgt, "validation text (with --lm)")->type_name("FILE");
@@ -115,6 +124,22 @@ int cmd_prepare(int argc, char** argv) {
     got << o.max_ratio;
     throw InputError("--max-ratio must be 0 (off) or at least 1 (a longer side R times the other), got " +
                      got.str());
+  }
+  if (!hold_out.empty()) {
+    const auto colon = hold_out.rfind(':');
+    size_t used = 0;
+    long long n = 0;
+    try {
+      if (colon != std::string::npos) n = std::stoll(hold_out.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (colon == std::string::npos || colon == 0 || used == 0 || used != hold_out.size() - colon - 1 || n < 1)
+      throw InputError("yoke prepare: --hold-out expects NAME:N with N at least 1 (e.g. heldout:3000), got '" +
+                       hold_out + "'");
+    o.hold_out_name = hold_out.substr(0, colon);
+    o.hold_out_pairs = uint64_t(n);
+    o.hold_out_seed = hold_out_seed;
   }
   for (const auto& t : tests) {
     if (o.lm) {

@@ -12,23 +12,13 @@
 #include "experiment/experiment_dir.h"
 #include "util/error.h"
 #include "util/json_file.h"
+#include "util/version.h"
 
 namespace fs = std::filesystem;
 
 namespace yoke {
 
 namespace {
-
-std::string first_line_of(const char* command) {
-  std::string out;
-  if (FILE* p = popen(command, "r")) {
-    char buf[256];
-    if (std::fgets(buf, sizeof buf, p)) out = buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
@@ -41,12 +31,7 @@ std::string now_utc() {
 
 }  // namespace
 
-std::string yoke_commit() {
-  const std::string commit = first_line_of("git rev-parse HEAD 2>/dev/null");
-  if (commit.empty()) return "unknown";
-  const std::string dirty = first_line_of("git status --porcelain --untracked-files=no 2>/dev/null");
-  return commit + (dirty.empty() ? "" : "+dirty");
-}
+std::string yoke_commit() { return build_commit(); }
 
 std::string machine_description() {
   std::string model;
@@ -63,8 +48,58 @@ std::string machine_description() {
   return buf;
 }
 
+namespace {
+
+// Any run of the folder finished (its result.json written)?
+bool has_finished_run(const std::string& out_dir) {
+  std::error_code ec;
+  for (const auto& variant : fs::directory_iterator(fs::path(out_dir) / "runs", ec))
+    for (const auto& seed : fs::directory_iterator(variant.path(), ec))
+      if (fs::exists(seed.path() / "result.json")) return true;
+  return false;
+}
+
+// The first place where two designs differ, as a JSON pointer and both values.
+std::string first_difference(const nlohmann::json& recorded, const nlohmann::json& now) {
+  const nlohmann::json patch = nlohmann::json::diff(recorded, now);
+  if (patch.empty()) return "";
+  const std::string where = patch.front().value("path", std::string("/"));
+  const nlohmann::json::json_pointer pointer(where);
+  const std::string before = recorded.contains(pointer) ? recorded.at(pointer).dump() : "(absent)";
+  const std::string after = now.contains(pointer) ? now.at(pointer).dump() : "(absent)";
+  return where + ": " + before + " was registered, this call gives " + after;
+}
+
+void check_registration(nlohmann::json& record, const nlohmann::json& design, const std::string& out_dir,
+                        const std::string& record_path) {
+  const bool recorded = record.contains("registration");
+  if (design.is_null() && !recorded) return;
+  if (!recorded || record["registration"].value("design", nlohmann::json()) != design) {
+    if (has_finished_run(out_dir)) {
+      if (design.is_null())
+        throw input_error(record_path, 0,
+                          "records a registered design, and the grid has no [registration]: a registered "
+                          "experiment's design cannot be dropped once a run has finished; use another --out");
+      if (!recorded)
+        throw input_error(record_path, 0,
+                          "the folder has finished runs and no registration: a design registered after its runs "
+                          "is no registration; start the registered grid in another --out");
+      throw input_error(record_path, 0,
+                        "the registered design cannot change once a run has finished (" +
+                            first_difference(record["registration"]["design"], design) +
+                            "); restore the grid, or start the changed design in another --out");
+    }
+    // Nothing has finished: the design can still be fixed. What is recorded is the last one given.
+    record["registration"] = {{"design", design}, {"recorded", {{"commit", yoke_commit()}, {"date", now_utc()}}}};
+    if (design.is_null()) record.erase("registration");
+  }
+}
+
+}  // namespace
+
 void record_invocation(const Grid& grid, const std::string& grid_path, const std::string& out_dir,
-                       const std::vector<std::string>& overrides, const std::string& command, const std::string& metric) {
+                       const std::vector<std::string>& overrides, const std::string& command, const std::string& metric,
+                       const nlohmann::json& design) {
   const fs::path path = experiment_record_path(out_dir);
   nlohmann::json record;
   if (fs::exists(path)) {
@@ -89,6 +124,7 @@ void record_invocation(const Grid& grid, const std::string& grid_path, const std
                               {"alpha", 0.05 / grid.auto_seeds.looks()},
                               {"rounds", nlohmann::json::array()}};
   }
+  check_registration(record, design, out_dir, path.string());
   // The seed paper's rows are a reading of the paper, not of the runs: a grid that gains them
   // later (or corrects them) brings them into an existing folder.
   if (!grid.paper.empty()) record["paper"] = {{"rows", grid.paper}, {"source", grid.paper_source}};

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/report_statistics.h"
 #include "util/error.h"
 #include "util/trim.h"
 
@@ -90,6 +91,30 @@ void set_grid_key(Grid& g, const std::string& key, const std::string& value, con
   }
 }
 
+// [registration] keys; `compare` lines are kept with their place and parsed once the metric is known.
+struct RegistrationLines {
+  std::vector<std::pair<std::string, std::string>> compare;  // value, where
+  std::string alpha_where;
+};
+
+void set_registration_key(Registration& r, RegistrationLines& lines, const std::string& key, const std::string& value,
+                          const std::string& where) {
+  if (key == "question") r.question = value;
+  else if (key == "metric") r.metric = value;
+  else if (key == "test") r.test = value;
+  else if (key == "pairing") {
+    if (value != "paired" && value != "unpaired") throw InputError(where + ": pairing must be paired or unpaired");
+    r.paired = value == "paired";
+  } else if (key == "pairing_why") r.pairing_why = value;
+  else if (key == "alpha") r.alpha = parse_number<double>(value, where, key);
+  else if (key == "compare") lines.compare.emplace_back(value, where);
+  else if (key == "seed_plan") r.seed_plan = value;
+  else if (key == "stopping") r.stopping = value;
+  else
+    throw InputError(where + ": unknown [registration] key '" + key +
+                     "' (known: question, metric, test, pairing, pairing_why, alpha, compare, seed_plan, stopping)");
+}
+
 }  // namespace
 
 Config Grid::run_config(const GridVariant& variant, int seed, const std::vector<std::string>& overrides) const {
@@ -107,7 +132,9 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
   if (!in) throw input_error(path, 0, "cannot open grid file");
   Grid g;
   g.path = path;
-  enum { none, grid, base, variant } section = none;
+  enum { none, grid, base, variant, registration } section = none;
+  RegistrationLines registration_lines;
+  size_t registration_line = 0;
   std::string line;
   for (size_t no = 1; std::getline(in, line); ++no) {
     const std::string where = path + ":" + std::to_string(no);
@@ -119,6 +146,11 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
       const std::string head = trim(line.substr(1, line.size() - 2));
       if (head == "grid") section = grid;
       else if (head == "base") section = base;
+      else if (head == "registration") {
+        if (registration_line) throw input_error(path, no, "a second [registration] section");
+        section = registration;
+        registration_line = no;
+      }
       else if (head.rfind("variant", 0) == 0) {
         const std::string name = trim(head.substr(7));
         if (!plain_name(name))
@@ -128,7 +160,7 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
         g.variants.push_back({name, {}, {}});
         section = variant;
       } else {
-        throw input_error(path, no, "unknown section [" + head + "] (known: [grid], [base], [variant NAME])");
+        throw input_error(path, no, "unknown section [" + head + "] (known: [grid], [base], [variant NAME], [registration])");
       }
       continue;
     }
@@ -139,6 +171,7 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
       case none: throw input_error(path, no, "a setting before any section: start with [grid], [base] or [variant NAME]");
       case grid: set_grid_key(g, key, value, where); break;
       case base: g.base.settings.emplace_back(key, value); g.base.where.push_back(where); break;
+      case registration: set_registration_key(g.registration, registration_lines, key, value, where); break;
       case variant:
         g.variants.back().settings.emplace_back(key, value);
         g.variants.back().where.push_back(where);
@@ -160,7 +193,44 @@ Grid load_grid(const std::string& path, const std::vector<std::string>& override
     if (!is_variant(name)) throw input_error(path, 0, "paper names '" + name + "', which is not one of the variants");
   if (g.title.empty()) g.title = path;
   for (const auto& v : g.variants) g.run_config(v, g.seeds.front(), overrides).validate();
+  if (registration_line) {
+    const std::string where = path + ":" + std::to_string(registration_line);
+    const std::string metric = g.run_config(g.variants.front(), g.seeds.front(), overrides).task == Task::lm ? "ppl" : "bleu";
+    for (const auto& [value, at] : registration_lines.compare) {
+      try {
+        g.registration.comparisons.push_back(parse_registered_comparison(value, report_detail::lower_is_better(metric)));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(at + ": " + e.what());
+      }
+    }
+    std::vector<std::string> names;
+    for (const auto& v : g.variants) names.push_back(v.name);
+    if (const auto problem = registration_problem(g.registration, names, metric))
+      throw InputError(where + ": [registration]: " + *problem);
+    if (g.auto_seeds.on())
+      throw InputError(where + ": a registered grid lists its seeds (seeds = 1 2 ...): seeds = auto adds them by "
+                               "looking at the results, which the registration's single reading does not allow for");
+    if (!g.expected.empty())
+      throw InputError(where + ": a registered grid gives the seed's effects in its compare lines; drop [grid] expect");
+  }
   return g;
+}
+
+nlohmann::json registered_design(const Grid& grid, const std::vector<std::string>& overrides) {
+  nlohmann::json variants = nlohmann::json::object();
+  for (const auto& v : grid.variants) {
+    nlohmann::json cfg = grid.run_config(v, grid.seeds.front(), overrides).to_json();
+    cfg.erase("threads");
+    cfg.erase("seed");
+    variants[v.name] = cfg;
+  }
+  return {{"registration", registration_json(grid.registration)},
+          {"seeds", grid.seeds},
+          {"baseline", grid.baseline},
+          {"average_last", grid.average_last},
+          {"beam", grid.beam},
+          {"lenpen", grid.lenpen},
+          {"variants", variants}};
 }
 
 }  // namespace yoke

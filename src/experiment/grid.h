@@ -19,6 +19,8 @@
 //
 //   [variant dot]                 # one section per variant, in table order
 //   output = dot
+//
+//   [registration]                # optional: the decision, fixed before any run (report/registration.h)
 #pragma once
 #include <map>
 #include <string>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "report/registration.h"
 
 namespace yoke {
 
@@ -61,11 +64,19 @@ struct Grid {
   std::string paper_source;
   GridVariant base;         // the [base] section
   std::vector<GridVariant> variants;
+  Registration registration;  // the [registration] section (empty: none)
 
   // The full config of one run: base config file, [base], the variant, the seed, then the
   // command-line overrides. Throws InputError naming the grid file and line of a bad key.
   Config run_config(const GridVariant& variant, int seed, const std::vector<std::string>& overrides) const;
 };
+
+// What a registered grid fixes before its first run: the registration, how every run is made (each
+// variant's whole config at the grid's settings, `--set` overrides included; threads left out, since
+// they change no model's definition), the seeds and how the tests are decoded. experiment.json keeps
+// it, and a later call whose grid gives another is refused once a run has finished
+// (experiment/experiment_record.h).
+nlohmann::json registered_design(const Grid& grid, const std::vector<std::string>& overrides);
 
 // Reads and checks a grid: every variant's config is built once, so a typo fails at once,
 // naming the file and line, rather than hours later when that variant's turn comes.

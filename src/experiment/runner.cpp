@@ -243,6 +243,28 @@ Grid select_variants(Grid grid, const std::vector<std::string>& names, const std
   return grid;
 }
 
+// The grid with only the named seeds (all when none are named), each of which it must list; what
+// scripts/run-grid-parallel.sh gives each of its processes, so that every part reads the grid itself.
+Grid select_seeds(Grid grid, const std::vector<int>& seeds, const std::string& grid_path) {
+  if (seeds.empty()) return grid;
+  if (grid.auto_seeds.on())
+    throw InputError(grid_path + ": --seeds picks from a list of seeds; this grid adds them as it goes (seeds = auto)");
+  for (int s : seeds)
+    if (std::find(grid.seeds.begin(), grid.seeds.end(), s) == grid.seeds.end())
+      throw InputError(grid_path + ": --seeds " + std::to_string(s) + " is not one of the grid's seeds");
+  grid.seeds = seeds;
+  return grid;
+}
+
+// The grid as the options select it, and the design its registration fixes (null without one),
+// which is the whole grid's, whatever part of it this call runs.
+std::pair<Grid, nlohmann::json> selected_grid(const std::string& grid_path, const std::vector<std::string>& overrides,
+                                              const std::vector<std::string>& variants, const std::vector<int>& seeds) {
+  const Grid whole = load_grid(grid_path, overrides);
+  nlohmann::json design = whole.registration.on() ? registered_design(whole, overrides) : nlohmann::json();
+  return {select_seeds(select_variants(whole, variants, grid_path), seeds, grid_path), design};
+}
+
 }  // namespace
 
 // What the report is built from: the folder's experiment.json and its finished runs.
@@ -308,10 +330,11 @@ void write_experiment_report(const std::string& out_dir, std::ostream& log) {
 
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
                              const std::vector<std::string>& overrides, std::ostream& log,
-                             const std::vector<std::string>& variants, const std::string& command) {
+                             const std::vector<std::string>& variants, const std::vector<int>& seeds,
+                             const std::string& command) {
   if (!fs::exists(experiment_record_path(out_dir))) {
-    const Grid grid = select_variants(load_grid(grid_path, overrides), variants, grid_path);
-    record_invocation(grid, grid_path, out_dir, overrides, command, metric_of(grid, overrides));
+    const auto [grid, design] = selected_grid(grid_path, overrides, variants, seeds);
+    record_invocation(grid, grid_path, out_dir, overrides, command, metric_of(grid, overrides), design);
   }
   write_experiment_report(out_dir, log);
 }
@@ -445,10 +468,10 @@ void add_missing_sentence_nll(const std::string& out_dir, std::ostream& log) {
 }  // namespace
 
 int run_experiment(const ExperimentOptions& o, std::ostream& log) {
-  const Grid grid = select_variants(load_grid(o.grid_path, o.overrides), o.variants, o.grid_path);
+  const auto [grid, design] = selected_grid(o.grid_path, o.overrides, o.variants, o.seeds);
   fs::create_directories(o.out_dir);
   const DirLock lock(lock_file_in(o.out_dir), o.out_dir);  // one runner per experiment
-  record_invocation(grid, o.grid_path, o.out_dir, o.overrides, o.command, metric_of(grid, o.overrides));
+  record_invocation(grid, o.grid_path, o.out_dir, o.overrides, o.command, metric_of(grid, o.overrides), design);
   add_missing_sentence_nll(o.out_dir, log);
   const size_t total = grid.variants.size() * grid.seeds.size();
   size_t index = 0, done_before = 0, ran = 0;

@@ -25,6 +25,7 @@ struct ExperimentOptions {
   int threads = 0;                     // 0: the config's
   int nproc = 1;                       // > 1: each run trains on this many local workers (Gloo)
   std::vector<std::string> variants;   // run only these (empty: all); the report shows only them
+  std::vector<int> seeds;              // run only these of the grid's seeds (empty: all)
   std::string command;                 // as typed, for experiment.json
 };
 
@@ -39,7 +40,8 @@ void write_experiment_report(const std::string& out_dir, std::ostream& log);
 // The same for a folder that may predate experiment.json: writes it from the grid first.
 void write_experiment_report(const std::string& grid_path, const std::string& out_dir,
                              const std::vector<std::string>& overrides, std::ostream& log,
-                             const std::vector<std::string>& variants, const std::string& command);
+                             const std::vector<std::string>& variants, const std::vector<int>& seeds,
+                             const std::string& command);
 
 // Copies what a report is rebuilt from (experiment.json; per run result.json, hypotheses, BLEU
 // statistics, metrics.jsonl, analysis numbers, and the analysis pictures the report shows, those of

@@ -18,6 +18,7 @@
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/corpus_shards.h"
+#include "text/hold_out.h"
 #include "text/pair_dedup.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
@@ -93,6 +94,9 @@ void check_options(const PrepareOptions& o) {
       if (o.test_names[j] == o.test_names[i])
         throw InputError("prepare: test name '" + o.test_names[i] + "' given twice");
   }
+  if (o.hold_out_pairs > 0 && !is_safe_name(o.hold_out_name))
+    throw InputError("prepare: --hold-out test name '" + o.hold_out_name +
+                     "' must be letters, digits, '_', '-', '.' (used in file names)");
 }
 
 Split read_split(const std::string& name, const std::string& src, const std::string& tgt) {
@@ -139,7 +143,7 @@ enum class Side { src, tgt };
 // was always trained). SentencePiece keeps its reservoir sample of input_sentence_size; this
 // pass also checks the text (UTF-8, equal line counts) before the long steps.
 void train_streamed(const PrepareOptions& o, const VocabTrainOptions& v, std::vector<Side> sides,
-                    const std::string& what, std::ostream& log) {
+                    const std::string& what, HeldOutFilter& held_out, std::ostream& log) {
   const auto start = Clock::now();
   std::unique_ptr<PairReader> pairs;
   std::unique_ptr<LineReader> lines;  // language models: one text
@@ -155,6 +159,7 @@ void train_streamed(const PrepareOptions& o, const VocabTrainOptions& v, std::ve
       if (!pairs && !lines) {
         if (o.lm) lines = std::make_unique<LineReader>(o.train_tgt);
         else pairs = std::make_unique<PairReader>(o.train_src, o.train_tgt);
+        held_out.restart();
       }
       const uint64_t at = bytes_done + (o.lm ? lines->bytes_read() : pairs->bytes_read());
       bool got;
@@ -165,6 +170,7 @@ void train_streamed(const PrepareOptions& o, const VocabTrainOptions& v, std::ve
         got = pairs->next(src, tgt);
         if (got && (is_blank(src) || is_blank(tgt))) continue;
       }
+      if (got && held_out.excluded(src, tgt)) continue;
       if (got) {
         sentence = sides[pass] == Side::src ? src : tgt;
         if ((++sentences & 0xffff) == 0) progress.update(double(at) / 1e6, std::to_string(sentences) + " sentences");
@@ -190,21 +196,23 @@ void train_streamed(const PrepareOptions& o, const VocabTrainOptions& v, std::ve
 }
 
 // Returns the model file names (relative to out_dir) for the source and the target side.
-std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, std::ostream& log) {
+std::pair<std::string, std::string> train_vocabularies(const PrepareOptions& o, HeldOutFilter& held_out,
+                                                       std::ostream& log) {
   const std::string dir = o.out_dir + "/";
   if (o.lm) {
-    train_streamed(o, vocab_options(o, dir + "spm", o.vocab_size, {o.train_tgt}), {Side::tgt}, "language-model", log);
+    train_streamed(o, vocab_options(o, dir + "spm", o.vocab_size, {o.train_tgt}), {Side::tgt}, "language-model",
+                   held_out, log);
     return {"spm.model", "spm.model"};
   }
   if (o.joint) {
     train_streamed(o, vocab_options(o, dir + "spm", o.vocab_size, {o.train_src, o.train_tgt}),
-                   {Side::src, Side::tgt}, "joint", log);
+                   {Side::src, Side::tgt}, "joint", held_out, log);
     return {"spm.model", "spm.model"};
   }
   const int src_size = o.src_vocab_size > 0 ? o.src_vocab_size : o.vocab_size;
   const int tgt_size = o.tgt_vocab_size > 0 ? o.tgt_vocab_size : o.vocab_size;
-  train_streamed(o, vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {Side::src}, "source", log);
-  train_streamed(o, vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {Side::tgt}, "target", log);
+  train_streamed(o, vocab_options(o, dir + "spm.src", src_size, {o.train_src}), {Side::src}, "source", held_out, log);
+  train_streamed(o, vocab_options(o, dir + "spm.tgt", tgt_size, {o.train_tgt}), {Side::tgt}, "target", held_out, log);
   return {"spm.src.model", "spm.tgt.model"};
 }
 
@@ -371,7 +379,7 @@ nlohmann::json write_eval_split(const PrepareOptions& o, Split& s, const Vocab& 
 // the rest to the shard being written. Memory: one chunk, one shard, the word caches and the
 // dedup table, whatever the corpus size.
 nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                    std::ostream& log) {
+                                    HeldOutFilter& held_out, std::ostream& log) {
   const auto start = Clock::now();
   Split train{"train", o.lm ? "" : o.train_src, o.train_tgt, {}, {}};
   CorpusFilterStats& st = train.stats;
@@ -385,6 +393,8 @@ nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vo
   Encoders encoders(src_vocab, tgt_vocab, size_t(o.threads));
   ShardWriter out(o.out_dir, "train", o.shard_pairs);
   PairDedup seen;
+  held_out.restart();
+  uint64_t held = 0;  // pairs held out or sharing a sentence with one: counted apart from read's drops
   ParallelText chunk;
   std::string src, tgt;
   bool more = true;
@@ -396,6 +406,7 @@ nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vo
       if (!more) break;
       ++st.read;
       if ((!o.lm && is_blank(src)) || is_blank(tgt)) { ++st.dropped_empty; continue; }
+      if (held_out.excluded(o.lm ? std::string() : src, tgt)) { ++held; continue; }
       if (o.dedup && !seen.first_time(src, tgt)) { ++st.dropped_duplicate; continue; }
       chunk.src.push_back(o.lm ? std::string() : src);
       chunk.tgt.push_back(tgt);
@@ -436,6 +447,14 @@ nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vo
                          {"tgt_tokens", out.tgt_tokens()},
                          {"file", files[0]}};
   if (files.size() > 1) meta["shards"] = files;
+  if (o.hold_out_pairs > 0) {
+    meta["held_out"] = {{"test", o.hold_out_name},
+                        {"pairs", o.hold_out_pairs},
+                        {"seed", o.hold_out_seed},
+                        {"dropped_overlap", held_out.overlapping()}};
+    log << "train: " << held - held_out.overlapping() << " pairs held out as test set " << o.hold_out_name << ", "
+        << held_out.overlapping() << " more left out for sharing a sentence with one of them\n";
+  }
   log_split(log, train, true, o.max_len);
   if (o.dedup || o.max_ratio > 0)
     log << "train: " << st.dropped_duplicate << " duplicate pairs dropped (--dedup), " << st.dropped_ratio
@@ -464,7 +483,31 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
   for (size_t i = 0; i < opts.tests.size(); ++i)
     tests.push_back(read("test." + opts.test_names[i], opts.tests[i].first, opts.tests[i].second));
 
-  const auto [src_model, tgt_model] = opts.vocab_from.empty() ? train_vocabularies(opts, log) : copy_vocabularies(opts, log);
+  HeldOutFilter held_out;
+  nlohmann::json held_out_meta;
+  if (opts.hold_out_pairs > 0) {
+    const auto start = Clock::now();
+    HeldOutPairs held = draw_held_out(opts.lm ? "" : opts.train_src, opts.train_tgt, opts.hold_out_pairs,
+                                      opts.hold_out_seed);
+    held_out = HeldOutFilter(held);
+    const std::string name = "test." + opts.hold_out_name;
+    auto it = std::find_if(tests.begin(), tests.end(), [&](const Split& t) { return t.name == name; });
+    if (it == tests.end()) {
+      tests.push_back(Split{name, opts.lm ? "" : opts.train_src, opts.train_tgt, {}, {}});
+      it = tests.end() - 1;
+    }
+    held_out_meta = {{"pairs", held.index.size()}, {"seed", opts.hold_out_seed}, {"from_file", it->text.tgt.size()}};
+    for (size_t i = 0; i < held.index.size(); ++i) {
+      it->text.src.push_back(std::move(held.src[i]));
+      it->text.tgt.push_back(std::move(held.tgt[i]));
+    }
+    it->stats.read += held.index.size();
+    log << "hold-out: drew " << held.index.size() << " of " << held.pairs_seen << " training pairs (seed "
+        << opts.hold_out_seed << ") into test set " << opts.hold_out_name << " (" << seconds_since(start) << ")\n";
+  }
+
+  const auto [src_model, tgt_model] =
+      opts.vocab_from.empty() ? train_vocabularies(opts, held_out, log) : copy_vocabularies(opts, log);
   const Vocab src_vocab = Vocab::load(opts.out_dir + "/" + src_model);
   const Vocab tgt_vocab = opts.joint || opts.lm ? src_vocab : Vocab::load(opts.out_dir + "/" + tgt_model);
 
@@ -483,10 +526,12 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
   if (opts.max_ratio > 0) meta["max_ratio"] = opts.max_ratio;
 
   const auto start = Clock::now();
-  meta["splits"]["train"] = encode_training_text(opts, src_vocab, tgt_vocab, log);
+  meta["splits"]["train"] = encode_training_text(opts, src_vocab, tgt_vocab, held_out, log);
   meta["splits"]["valid"] = write_eval_split(opts, valid, src_vocab, tgt_vocab, true, log);
-  for (auto& t : tests)
+  for (auto& t : tests) {
     meta["splits"][t.name] = write_eval_split(opts, t, src_vocab, tgt_vocab, false, log);
+    if (t.name == "test." + opts.hold_out_name && opts.hold_out_pairs > 0) meta["splits"][t.name]["held_out"] = held_out_meta;
+  }
   log << "encoded and wrote all splits (" << seconds_since(start) << ")\n";
 
   write_json(opts.out_dir + "/meta.json", meta);

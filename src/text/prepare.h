@@ -41,6 +41,13 @@ struct PrepareOptions {
   // other data accepts this one (init_from, docs/export.md). Joint or separate as that directory
   // has them; `joint` must agree (the CLI takes it from the directory unless --joint is given).
   std::string vocab_from;
+  // --hold-out NAME:N: N training pairs drawn at random with hold_out_seed (text/hold_out.h) become
+  // test set NAME, and they and every training pair sharing a sentence with them stay out of the
+  // vocabulary and the training corpus. A --test of the same name comes first in that set, the
+  // held-out pairs after it (one larger test set of both); otherwise the set is the pairs alone.
+  std::string hold_out_name;
+  uint64_t hold_out_pairs = 0;  // 0: none
+  uint64_t hold_out_seed = 1;
 };
 
 // Reads and checks the valid and test corpora first, then streams the training text: one pass
@@ -60,7 +67,10 @@ struct PrepareOptions {
 //   splits: {train: S, valid: S, "test.<name>": S...}} where S = {src, tgt (input paths), read,
 //   kept, dropped_empty, dropped_long, src_tokens, tgt_tokens, and file (train/valid: the .bin)
 //   or src_text/tgt_text (valid/test: the raw copies)}; train also has dropped_duplicate,
-//   dropped_ratio, and `shards` (the .bin files in order) when there is more than one.
+//   dropped_ratio, and `shards` (the .bin files in order) when there is more than one. With
+//   --hold-out, train has held_out {test, pairs, seed, dropped_overlap} (read counts every line;
+//   the held-out and overlapping pairs are in none of the dropped counts) and the test split
+//   held_out {pairs, seed, from_file: the pairs read from its --test files before them}.
 //   Token counts exclude bos/eos.
 // Logs one line per split and one per trained vocabulary.
 nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log);
