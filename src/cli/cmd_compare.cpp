@@ -51,6 +51,9 @@ int cmd_compare(int argc, char** argv) {
               "bootstrap, which holds the seeds fixed,\n"
               "is printed beside it. With one file a system there is no seed variance to test with: only\n"
               "the sentence-only bootstrap is left, and it says so. docs/statistics.md explains both.\n\n"
+              "Files pair up by position only when both systems have as many; --unpaired compares them as\n"
+              "independent samples (Welch) whatever their number, for systems whose seeds couple nothing (different\n"
+              "shapes start from unrelated initialisations): docs/statistics.md, \"Pairing\".\n\n"
               "--scores-a / --scores-b take each seed's score instead of files (when the outputs are gone, or\n"
               "for perplexity): the seed part of the test alone. --expect E also says how many seeds a variant\n"
               "would find an effect of E.\n\n"
@@ -59,7 +62,7 @@ int cmd_compare(int argc, char** argv) {
   std::string ref_path;
   int samples = 1000;
   uint64_t seed = 12345;
-  bool lowercase = false, json = false;
+  bool lowercase = false, json = false, unpaired = false;
   std::vector<double> scores_a, scores_b;
   double expect = 0;
   auto* ha = cmd.add_option("--hyp-a", hyp_a, "system A's output (the baseline); several files: one per seed")
@@ -77,9 +80,11 @@ int cmd_compare(int argc, char** argv) {
   add_value(cmd, "--samples", samples, "N", "samples of the sentence-only bootstrap")->capture_default_str();
   add_value(cmd, "--seed", seed, "S", "resampling seed of the sentence-only bootstrap")->capture_default_str();
   cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
+  cmd.add_flag("--unpaired", unpaired, "compare the systems' seeds as independent samples (Welch), never by position");
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
   if (samples < 2) throw InputError("compare: --samples must be at least 2, got " + std::to_string(samples));
+  const Pairing pairing = unpaired ? Pairing::unpaired : Pairing::by_seed;
   const auto planned = [&](const SignificanceResult& r) -> nlohmann::json {
     if (!*ex || !r.testable) return nullptr;
     const auto k = seeds_needed(r, expect);
@@ -90,7 +95,7 @@ int cmd_compare(int argc, char** argv) {
     SeededScores a, b;
     for (size_t s = 0; s < scores_a.size(); ++s) a.seeds.push_back(int(s) + 1), a.scores.push_back(scores_a[s]);
     for (size_t s = 0; s < scores_b.size(); ++s) b.seeds.push_back(int(s) + 1), b.scores.push_back(scores_b[s]);
-    const SignificanceResult r = seed_significance(a, b);
+    const SignificanceResult r = seed_significance(a, b, pairing);
     if (json) {
       nlohmann::json out = {{"mean_a", r.mean_a}, {"mean_b", r.mean_b}, {"delta", r.delta}, {"method", "seeds"},
                             {"paired", r.paired}};
@@ -127,10 +132,10 @@ int cmd_compare(int argc, char** argv) {
   };
   std::vector<int> seeds_a, seeds_b;
   const auto a = stats_of(hyp_a, &seeds_a), b = stats_of(hyp_b, &seeds_b);
-  const SignificanceResult r = bleu_significance(a, seeds_a, b, seeds_b);
+  const SignificanceResult r = bleu_significance(a, seeds_a, b, seeds_b, pairing);
   const BootstrapResult k = paired_bootstrap_bleu_seeds(a, b, samples, seed);
   std::vector<double> per_seed_delta;
-  if (a.size() == b.size())
+  if (a.size() == b.size() && !unpaired)
     for (size_t s = 0; s < a.size(); ++s) per_seed_delta.push_back(k.bleu_b[s] - k.bleu_a[s]);
   if (json) {
     nlohmann::json out = {{"bleu_a", r.mean_a}, {"bleu_b", r.mean_b}, {"bleu_a_per_file", k.bleu_a},

@@ -45,6 +45,30 @@ void print_verdicts(const nlohmann::json& report, std::ostream& out) {
   }
 }
 
+// The registered comparisons first (report/registered_report.h), one line each in the same form:
+// "- registered: shared-private − vanilla, decide: reproduced — why (Δ +2.40 [+1.10, +3.70] 98.33%;
+// better, seed +0.44, margin 0.22)", and the other pairing's line under it.
+void print_registered(const nlohmann::json& report, std::ostream& out) {
+  if (!report.contains("registration") || !report["registration"].is_object()) return;
+  const auto& d = report["registration"];
+  for (const auto& c : d.at("comparisons")) {
+    out << "- registered: " << c.value("b", "") << " \xE2\x88\x92 " << c.value("a", "") << ", " << d.value("test", "")
+        << ": " << c["verdict"].value("verdict", "") << " \xE2\x80\x94 " << c["verdict"].value("why", "") << " (";
+    if (c.contains("interval")) {
+      char level[32];
+      std::snprintf(level, sizeof level, "%.4g%%", 100.0 * c["interval"].value("level", 0.95));
+      out << "\xCE\x94 " << signed2(c["delta"]) << " [" << signed2(c["interval"]["low"]) << ", "
+          << signed2(c["interval"]["high"]) << "] " << level << "; ";
+    }
+    out << c.value("claim", "");
+    if (c["seed"].is_number()) out << ", seed " << signed2(c["seed"]);
+    char margin[32];
+    std::snprintf(margin, sizeof margin, "%.2f", c.value("margin", 0.0));
+    out << ", margin " << margin << ")\n";
+    if (c.contains("sensitivity")) out << "  - sensitivity, not the verdict: " << c["sensitivity"].value("why", "") << "\n";
+  }
+}
+
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
@@ -65,7 +89,9 @@ int cmd_report(int argc, char** argv) {
                "print each comparison's verdict from DIR/report.json, one Markdown line each (for the claims index)");
   if (!cmd.read(argc, argv)) return 0;
   if (verdicts) {
-    print_verdicts(read_json(dir + "/report.json"), std::cout);
+    const nlohmann::json report = read_json(dir + "/report.json");
+    print_registered(report, std::cout);
+    print_verdicts(report, std::cout);
     return 0;
   }
   if (dest.empty())

@@ -52,7 +52,7 @@ void check(const SeededScores& s, const char* name) {
 }
 
 // Δ, the seed part, then the interval and p once the sentence part is set.
-SignificanceResult start(const SeededScores& a, const SeededScores& b) {
+SignificanceResult start(const SeededScores& a, const SeededScores& b, Pairing pairing) {
   check(a, "A");
   check(b, "B");
   SignificanceResult r;
@@ -61,7 +61,7 @@ SignificanceResult start(const SeededScores& a, const SeededScores& b) {
   r.delta = r.mean_b - r.mean_a;
   r.seeds_a = int(a.scores.size());
   r.seeds_b = int(b.scores.size());
-  r.paired = same_seeds(a, b);
+  r.paired = pairing == Pairing::by_seed && same_seeds(a, b);
   r.testable = r.seeds_a >= 2 && r.seeds_b >= 2;
   if (r.testable) {
     const SeedPart sp = seed_part(a, b, r.paired);
@@ -122,15 +122,15 @@ double t_quantile(double q, double df) {
   return boost::math::quantile(boost::math::students_t(df), q);
 }
 
-SignificanceResult seed_significance(const SeededScores& a, const SeededScores& b) {
-  SignificanceResult r = start(a, b);
+SignificanceResult seed_significance(const SeededScores& a, const SeededScores& b, Pairing pairing) {
+  SignificanceResult r = start(a, b, pairing);
   finish(r);
   return r;
 }
 
 SignificanceResult two_level_significance(const SeededScores& a, const SeededScores& b,
-                                          const std::vector<std::vector<double>>& cov) {
-  SignificanceResult r = start(a, b);
+                                          const std::vector<std::vector<double>>& cov, Pairing pairing) {
+  SignificanceResult r = start(a, b, pairing);
   r.sentence_part_known = true;
   const size_t ka = a.scores.size(), kb = b.scores.size();
   if (cov.size() != ka + kb)
@@ -150,7 +150,8 @@ SignificanceResult two_level_significance(const SeededScores& a, const SeededSco
 }
 
 SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
-                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b) {
+                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
+                                     Pairing pairing) {
   std::vector<std::vector<BleuStats>> all = runs_a;
   all.insert(all.end(), runs_b.begin(), runs_b.end());
   const auto score = [](const std::vector<std::vector<BleuStats>>& runs) {
@@ -162,12 +163,12 @@ SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& 
     }
     return out;
   };
-  return two_level_significance({seeds_a, score(runs_a)}, {seeds_b, score(runs_b)}, bleu_test_set_covariance(all));
+  return two_level_significance({seeds_a, score(runs_a)}, {seeds_b, score(runs_b)}, bleu_test_set_covariance(all), pairing);
 }
 
 SignificanceResult perplexity_significance(const std::vector<std::vector<double>>& nll_a, const std::vector<int>& seeds_a,
                                            const std::vector<std::vector<double>>& nll_b, const std::vector<int>& seeds_b,
-                                           const std::vector<double>& count) {
+                                           const std::vector<double>& count, Pairing pairing) {
   std::vector<std::vector<double>> all = nll_a;
   all.insert(all.end(), nll_b.begin(), nll_b.end());
   double tokens = 0;
@@ -182,7 +183,7 @@ SignificanceResult perplexity_significance(const std::vector<std::vector<double>
     return out;
   };
   return two_level_significance({seeds_a, score(nll_a)}, {seeds_b, score(nll_b)},
-                                perplexity_test_set_covariance(all, count));
+                                perplexity_test_set_covariance(all, count), pairing);
 }
 
 double detectable_effect(double se, double df, double level) {

@@ -37,6 +37,12 @@
 
 namespace yoke {
 
+// How the seeds of the two sides are compared. by_seed: paired (seed s of A against seed s of B)
+// when both sides have the same seeds in the same order, Welch otherwise; unpaired: Welch always,
+// for designs whose seed numbers couple nothing (systems of different shapes start from unrelated
+// initialisations): pairing them would only halve the degrees of freedom (docs/statistics.md).
+enum class Pairing { by_seed, unpaired };
+
 struct SeededScores {
   std::vector<int> seeds;       // the seed of each run, in order
   std::vector<double> scores;   // the metric of each run on the whole test set
@@ -58,22 +64,23 @@ struct SignificanceResult {
 
 // From the per-run scores alone (perplexity, or a metric without per-sentence statistics): the
 // seed part only, which then also stands for the test set's part as far as seeds see it.
-SignificanceResult seed_significance(const SeededScores& a, const SeededScores& b);
+SignificanceResult seed_significance(const SeededScores& a, const SeededScores& b, Pairing pairing = Pairing::by_seed);
 
 // Both parts, the sentence part from cov, the covariance over test sets of every run's score
 // (eval/test_set_covariance.h), A's runs first, in the order of a.seeds, then B's.
 SignificanceResult two_level_significance(const SeededScores& a, const SeededScores& b,
-                                          const std::vector<std::vector<double>>& cov);
+                                          const std::vector<std::vector<double>>& cov, Pairing pairing = Pairing::by_seed);
 
 // BLEU: runs_a[r][i] are the statistics of sentence i in run r of A (seeds as listed in seeds_a).
 SignificanceResult bleu_significance(const std::vector<std::vector<BleuStats>>& runs_a, const std::vector<int>& seeds_a,
-                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b);
+                                     const std::vector<std::vector<BleuStats>>& runs_b, const std::vector<int>& seeds_b,
+                                     Pairing pairing = Pairing::by_seed);
 
 // Perplexity: nll_a[r][i] is sentence i's summed NLL (nats) in run r of A, count[i] its tokens
 // (or words, for word perplexity), the same for every run.
 SignificanceResult perplexity_significance(const std::vector<std::vector<double>>& nll_a, const std::vector<int>& seeds_a,
                                            const std::vector<std::vector<double>>& nll_b, const std::vector<int>& seeds_b,
-                                           const std::vector<double>& count);
+                                           const std::vector<double>& count, Pairing pairing = Pairing::by_seed);
 
 // The smallest |Δ| found with 80% power by a two-sided test at `level` with this SE and df.
 double detectable_effect(double se, double df, double level = 0.05);

@@ -282,6 +282,18 @@ ReportInput report_input(const std::string& out_dir) {
   }
   in.variant_order = record.at("variants").get<std::vector<std::string>>();
   if (record.contains("sequential")) in.alpha = record["sequential"].at("alpha").get<double>();
+  if (record.contains("registration")) {
+    const auto& reg = record["registration"];
+    const auto& design = reg.at("design");
+    try {
+      in.registration = registration_from_json(design.at("registration"));
+    } catch (const std::exception& e) {
+      throw input_error(experiment_record_path(out_dir).string(), 0, std::string("registration: ") + e.what());
+    }
+    in.registered_seeds = design.at("seeds").get<std::vector<int>>();
+    const auto& when = reg.value("recorded", nlohmann::json::object());
+    in.registration_recorded = when.value("date", std::string("?")) + ", yoke " + when.value("commit", std::string("?"));
+  }
   for (const auto& v : in.variant_order) {
     for (int seed : record.at("seeds").get<std::vector<int>>()) {
       const RunDir run(out_dir, v, seed);

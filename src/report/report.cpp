@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "report/registered_report.h"
 #include "report/report_statistics.h"
 #include "report/report_tables.h"
 #include "report/svg_chart.h"
@@ -122,11 +123,11 @@ std::string overrides_line(const std::vector<std::string>& overrides) {
 
 }  // namespace
 
-std::string report_markdown(const json& report, const ReportInput& in) {
+std::string report_markdown(const json& report, const ReportInput& in, const json& decision) {
   std::string md;
   if (!in.title.empty()) md += "# " + md_escape(in.title) + "\n\n";
   if (!in.overrides.empty()) md += md_escape(overrides_line(in.overrides)) + "\n\n";
-  const auto tables = report_tables(report, in, false);
+  const auto tables = report_tables(report, in, false, decision);
   for (size_t i = 0; i < tables.size(); ++i) md += (i ? "\n" : "") + markdown_table(tables[i]);
   if (!in.provenance.empty()) {
     md += "\n";
@@ -179,7 +180,7 @@ std::string report_csv(const json& report, const ReportInput& in) {
   return out;
 }
 
-std::string report_html(const json& report, const ReportInput& in, const std::string&) {
+std::string report_html(const json& report, const ReportInput& in, const std::string&, const json& decision) {
   const std::string title = in.title.empty() ? "Experiment report" : in.title;
   // Sized so that the main table of four test sets fits a 1280-pixel-wide window
   // (tests/torch/test_report_screen, scripts/screenshot-report.sh).
@@ -205,7 +206,7 @@ std::string report_html(const json& report, const ReportInput& in, const std::st
       "</style>\n</head>\n<body>\n<h1>" +
       html_escape(title) + "</h1>\n";
   if (!in.overrides.empty()) h += "<p class=\"legend\">" + html_escape(overrides_line(in.overrides)) + "</p>\n";
-  for (const auto& t : report_tables(report, in, true)) h += html_table(t, report);
+  for (const auto& t : report_tables(report, in, true, decision)) h += html_table(t, report);
   for (const auto& [caption, path] : in.pictures) {
     h += "<figure>\n<img src=\"" + html_escape(path) + "\" alt=\"" + html_escape(caption) +
          "\">\n<figcaption>" + html_escape(caption) + "</figcaption>\n</figure>\n";
@@ -224,14 +225,16 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
   if (ec && !std::filesystem::is_directory(dir)) {
     throw input_error(dir, 0, "cannot create directory: " + ec.message());
   }
-  const json report = build_report(in);
-  const json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
-                        {"metric", in.metric},     {"test_names", test_names(in)},
-                        {"provenance", in.provenance}, {"expected", in.expected}, {"variants", report}};
+  const json decision = registered_decision(in);
+  const json report = build_report(in, 1000, decision);
+  json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
+                  {"metric", in.metric},     {"test_names", test_names(in)},
+                  {"provenance", in.provenance}, {"expected", in.expected}, {"variants", report}};
+  if (decision.is_object()) wrapped["registration"] = decision;
   write_json(dir + "/report.json", wrapped);
-  write_file_atomically(dir + "/report.md", report_markdown(report, in));
+  write_file_atomically(dir + "/report.md", report_markdown(report, in, decision));
   write_file_atomically(dir + "/report.csv", report_csv(report, in));
-  write_file_atomically(dir + "/report.html", report_html(report, in));
+  write_file_atomically(dir + "/report.html", report_html(report, in, "", decision));
 }
 
 }  // namespace yoke

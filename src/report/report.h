@@ -5,11 +5,13 @@
 // the formats that render those tables (report.cpp).
 #pragma once
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "report/registration.h"
 #include "report/run_result.h"
 
 namespace yoke {
@@ -38,6 +40,11 @@ struct ReportInput {
   // The level of the verdicts: 0.05, or 0.05 / looks when seeds were added sequentially
   // (seeds = auto), so that the error rate over all the looks stays within 5%.
   double alpha = 0.05;
+  // A registered decision (experiment.json's "registration"): its comparisons are read by its rule
+  // (report/registered_report.h), the seeds it planned, and when and at which commit it was recorded.
+  std::optional<Registration> registration;
+  std::vector<int> registered_seeds;
+  std::string registration_recorded;
 };
 
 // A JSON array, one entry per variant (variant_order first, then any other variant in order of
@@ -60,7 +67,11 @@ struct ReportInput {
 // p times the number of variants compared with the baseline on that test set (at most 1); sentence_bootstrap is Koehn's test
 // with the seeds held fixed (BLEU only). They are null for the baseline and when a side has one
 // seed. Unreadable or mismatched hypothesis, statistics or reference files are an InputError.
-nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000);
+// A registered report (input.registration) passes its registered_decision() as `decision`: each
+// comparison of a variant with the baseline that the registration holds then takes the registered
+// verdict, interval and adjusted p on the registered test set, so that no table reads it twice.
+nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000,
+                            const nlohmann::json& decision = nullptr);
 
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
 std::string metric_name(const std::string& key);
@@ -69,7 +80,8 @@ std::string metric_name(const std::string& key);
 // test set, mean ± std, and its Δ with interval and p), then one table per test set with every
 // metric and the Δ of each seed, then a training table (updates, gradient shares, embedding
 // fractions) where the runs have those numbers; each with a legend line.
-std::string report_markdown(const nlohmann::json& report, const ReportInput& input);
+std::string report_markdown(const nlohmann::json& report, const ReportInput& input,
+                            const nlohmann::json& decision = nullptr);
 
 // One row per variant with plain numbers (separate mean and std columns), RFC 4180.
 std::string report_csv(const nlohmann::json& report, const ReportInput& input);
@@ -79,10 +91,11 @@ std::string report_csv(const nlohmann::json& report, const ReportInput& input);
 // 1280-pixel screen) with the best value of each column in bold, the pictures with captions,
 // generation time.
 std::string report_html(const nlohmann::json& report, const ReportInput& input,
-                        const std::string& markdown_table_unused = "");
+                        const std::string& markdown_table_unused = "", const nlohmann::json& decision = nullptr);
 
 // report.json, report.md, report.csv and report.html in out_dir (created when missing), each
-// written atomically.
+// written atomically; a registered report's report.json holds its registered_decision() under
+// "registration".
 void write_report(const std::string& out_dir, const ReportInput& input);
 
 }  // namespace yoke

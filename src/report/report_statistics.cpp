@@ -27,7 +27,6 @@ using namespace report_detail;
 namespace {
 
 using nlohmann::json;
-using Runs = std::vector<const RunResult*>;
 
 // ------------------------------------------------------------------ reading the runs
 
@@ -104,8 +103,10 @@ std::vector<std::string> ordered_variants(const ReportInput& in) {
   return order;
 }
 
+}  // namespace
+
 // The runs of one variant, by seed; two runs with the same seed are an input error.
-Runs runs_of(const ReportInput& in, const std::string& variant) {
+Runs report_detail::runs_of(const ReportInput& in, const std::string& variant) {
   Runs out;
   for (const auto& r : in.runs) {
     if (r.variant == variant) out.push_back(&r);
@@ -121,19 +122,15 @@ Runs runs_of(const ReportInput& in, const std::string& variant) {
   return out;
 }
 
+const std::vector<std::string>& LineCache::get(const std::string& path) {
+  auto it = files_.find(path);
+  if (it == files_.end()) it = files_.emplace(path, read_lines(path)).first;
+  return it->second;
+}
+
+namespace {
+
 // ------------------------------------------------------------------ significance
-
-class LineCache {
- public:
-  const std::vector<std::string>& get(const std::string& path) {
-    auto it = files_.find(path);
-    if (it == files_.end()) it = files_.emplace(path, read_lines(path)).first;
-    return it->second;
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>> files_;
-};
 
 // Per-sentence BLEU statistics of every run of one variant on one test, with the runs' seeds: from
 // the statistics files where the runs have them, else from hypotheses and references. Empty when
@@ -218,6 +215,36 @@ std::pair<Runs, Runs> on_common_seeds(const Runs& base, const Runs& var) {
   return {b, v};
 }
 
+}  // namespace
+
+SignificanceResult report_detail::compare_runs(const Runs& a_runs, const Runs& b_runs, const std::string& test,
+                                               const ReportInput& in, Pairing pairing, LineCache* cache) {
+  const SeededScores a = scores_of(a_runs, test, in.metric), b = scores_of(b_runs, test, in.metric);
+  SignificanceResult r = seed_significance(a, b, pairing);
+  if (in.metric == "bleu") {
+    const RunStats sa = sentence_stats_of(a_runs, test, in, cache), sb = sentence_stats_of(b_runs, test, in, cache);
+    if (!sa.runs.empty() && !sb.runs.empty()) {
+      if (sa.runs.front().size() != sb.runs.front().size())
+        throw InputError("report: the variants' outputs of test " + test + " differ in length");
+      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds, pairing);
+    }
+  } else if (in.metric == "ppl" || in.metric == "ppl_word") {
+    const RunNll na = sentence_nll_of(a_runs, test, in.metric), nb = sentence_nll_of(b_runs, test, in.metric);
+    if (!na.runs.empty() && !nb.runs.empty()) {
+      if (na.count != nb.count)
+        throw InputError("report: the variants' NLL files of test " + test + " count different lines or tokens");
+      r = perplexity_significance(na.runs, a.seeds, nb.runs, b.seeds, na.count, pairing);
+    }
+  }
+  return r;
+}
+
+Pairing report_detail::registered_pairing(const ReportInput& in) {
+  return in.registration && !in.registration->paired ? Pairing::unpaired : Pairing::by_seed;
+}
+
+namespace {
+
 // {p_value, delta_ci95, test, p_seeds, sentence_bootstrap}: eval/significance.h's test of the variant
 // against the baseline (test_entry passes the runs of the seeds both have), and for BLEU Koehn's
 // sentence-only bootstrap beside it. Null where there is nothing to compare: no
@@ -232,22 +259,12 @@ json significance(const Runs* base_all, bool is_baseline, const Runs& var_all, c
   const Runs &base = *base_all, &var = var_all;
   const SeededScores a = scores_of(base, test, in.metric), b = scores_of(var, test, in.metric);
   if (a.scores.empty() || b.scores.empty()) return out;
-  SignificanceResult r = seed_significance(a, b);
+  const SignificanceResult r = compare_runs(base, var, test, in, registered_pairing(in), cache);
   if (in.metric == "bleu" && samples > 1) {
     const RunStats sa = sentence_stats_of(base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
     if (!sa.runs.empty() && !sb.runs.empty()) {
-      if (sa.runs.front().size() != sb.runs.front().size())
-        throw InputError("report: the variants' outputs of test " + test + " differ in length");
-      r = bleu_significance(sa.runs, sa.seeds, sb.runs, sb.seeds);
       const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples, 12345);
       out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
-    }
-  } else if (in.metric == "ppl" || in.metric == "ppl_word") {
-    const RunNll na = sentence_nll_of(base, test, in.metric), nb = sentence_nll_of(var, test, in.metric);
-    if (!na.runs.empty() && !nb.runs.empty()) {
-      if (na.count != nb.count)
-        throw InputError("report: the variants' NLL files of test " + test + " count different lines or tokens");
-      r = perplexity_significance(na.runs, a.seeds, nb.runs, b.seeds, na.count);
     }
   }
   out["p_seeds"] = {{"baseline", seed_list_json(a.seeds)}, {"variant", seed_list_json(b.seeds)}};
@@ -378,7 +395,9 @@ json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std:
     return t;
   }
   // Δ and its test on the seeds both have (all, in a grid of fixed seeds).
-  const auto [base_used, var_used] = on_common_seeds(*base, runs);
+  // Unpaired by registration: every run of both sides, whatever their seeds.
+  const auto [base_used, var_used] =
+      registered_pairing(in) == Pairing::unpaired ? std::make_pair(*base, runs) : on_common_seeds(*base, runs);
   const double m = mean(scores_of_runs(var_used, test, in.metric));
   const double b = mean(scores_of_runs(base_used, test, in.metric));
   if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
@@ -413,7 +432,25 @@ bool lower_is_better(const std::string& metric) { return metric == "ppl" || metr
 
 }  // namespace report_detail
 
-json build_report(const ReportInput& in, int bootstrap_samples) {
+// A registered report: the registered verdicts, intervals and adjusted p replace the table's own
+// for each registered comparison of a variant with the baseline on the registered test set.
+void take_registered_verdicts(json& report, const ReportInput& in, const json& decision) {
+  if (!decision.is_object()) return;
+  const std::string test = decision.value("test", "");
+  for (const auto& c : decision.at("comparisons")) {
+    if (c.value("a", "") != in.baseline) continue;
+    for (auto& e : report) {
+      if (e.value("variant", "") != c.value("b", "") || !e["tests"].contains(test)) continue;
+      json& t = e["tests"][test];
+      t["verdict"] = c.at("verdict");
+      t["verdict"]["why"] = "registered: " + t["verdict"].value("why", "");
+      if (c.contains("interval")) t["interval"] = c["interval"];
+      if (c.contains("p_adjusted")) t["p_adjusted"] = c["p_adjusted"];
+    }
+  }
+}
+
+json build_report(const ReportInput& in, int bootstrap_samples, const json& decision) {
   const auto tests = test_names(in);
   const Runs base = runs_of(in, in.baseline);
   const Runs* base_ptr = base.empty() ? nullptr : &base;
@@ -439,6 +476,7 @@ json build_report(const ReportInput& in, int bootstrap_samples) {
     report.push_back(entry);
   }
   decide_all(report, tests, in.metric, in.alpha);
+  take_registered_verdicts(report, in, decision);
   return report;
 }
 

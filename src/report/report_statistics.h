@@ -4,9 +4,34 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
+#include "eval/significance.h"
 #include "report/report.h"
 
 namespace yoke::report_detail {
+
+using Runs = std::vector<const RunResult*>;
+
+// Text files read once per report (hypotheses and references).
+class LineCache {
+ public:
+  const std::vector<std::string>& get(const std::string& path);
+
+ private:
+  std::map<std::string, std::vector<std::string>> files_;
+};
+
+// The runs of one variant, by seed; two runs with the same seed are an input error.
+Runs runs_of(const ReportInput& in, const std::string& variant);
+
+// eval/significance.h's test of B's runs against A's on one test set and the report's metric: the
+// sentence part from per-sentence BLEU statistics or NLL where every run has them, else the seeds'.
+SignificanceResult compare_runs(const Runs& a, const Runs& b, const std::string& test, const ReportInput& in,
+                                Pairing pairing, LineCache* cache);
+
+// How a report compares seeds: as the registration says, else by seed (paired when they agree).
+Pairing registered_pairing(const ReportInput& in);
 
 // in.test_names, or every test set some run has.
 std::vector<std::string> test_names(const ReportInput& in);

@@ -392,6 +392,48 @@ Table paper_table(const json& report, const ReportInput& in) {
   return t;
 }
 
+// The registered decision (report/registered_report.h): one row per registered comparison, the
+// registration itself in the legend, so that the verdicts are read beside what fixed them.
+Table registered_table(const json& decision) {
+  Table t;
+  const json reg = decision.at("registration");
+  const json& rows = decision.at("comparisons");
+  t.heading = "Registered decision";
+  Column name{"comparison", 0, false, {}}, claim{"claim (seed's \xCE\x94, margin)", 0, false, {}},
+      delta{"\xCE\x94", 0, true, {}}, interval{"interval", 0, true, {}}, seeds{"seeds", 0, true, {}},
+      verdict{"verdict", 0, false, {}}, other{"other pairing (not the verdict)", 0, false, {}};
+  for (const auto& c : rows) {
+    name.cells.push_back({c.value("b", "") + " \xE2\x88\x92 " + c.value("a", ""), NAN});
+    std::string cl = c.value("claim", "");
+    if (c["seed"].is_number()) cl += ", seed " + signed2(c["seed"].get<double>());
+    cl += ", margin " + printf_str("%.2f", c.value("margin", 0.0));
+    claim.cells.push_back({cl, NAN});
+    delta.cells.push_back(c.contains("delta") ? Cell{signed2(c["delta"].get<double>()), NAN} : Cell());
+    interval.cells.push_back(c.contains("interval") ? Cell{ci_text(c), NAN} : Cell());
+    seeds.cells.push_back({std::to_string(c.value("seeds_b", json::array()).size()) + " / " +
+                               std::to_string(c.value("seeds_a", json::array()).size()),
+                           NAN});
+    const json v = c.value("verdict", json::object());
+    verdict.cells.push_back({v.value("verdict", "") + ": " + v.value("why", ""), NAN});
+    other.cells.push_back(c.contains("sensitivity") ? Cell{c["sensitivity"].value("why", ""), NAN} : Cell());
+  }
+  t.columns = {name, claim, delta, interval, seeds, verdict, other};
+  std::string level = printf_str("%.3f", 100.0 * decision.value("level", 0.95));
+  while (level.back() == '0') level.pop_back();
+  if (level.back() == '.') level.pop_back();
+  t.legend = "Registered " + decision.value("recorded", std::string("?")) + ", before the first run finished. " +
+             "Question: " + reg.value("question", "") + " Deciding test set: " + decision.value("test", "") + ", " +
+             metric_name(decision.value("metric", "")) + ". Pairing: " + reg.value("pairing", "") + " (" +
+             reg.value("pairing_why", "") + "). Seeds: " + reg.value("seed_plan", "") + ". Stopping: " +
+             reg.value("stopping", "") + ". \xCE\x94 = mean of the first variant \xE2\x88\x92 mean of the second; " +
+             "interval: " + level + ", simultaneous over the " + std::to_string(rows.size()) +
+             " registered comparisons (Bonferroni), from a test that counts the seeds and the test sentences; seeds: "
+             "finished runs of each side; verdict: the registered claim read against its margin (docs/statistics.md, "
+             "\"Registered decisions\"); other pairing: the same test with the pairing the registration did not choose, "
+             "a sensitivity line.";
+  return t;
+}
+
 }  // namespace
 
 namespace report_detail {
@@ -424,8 +466,9 @@ std::vector<std::string> ordered_keys(const json& report, const std::string& tes
   return order;
 }
 
-std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked) {
+std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked, const json& decision) {
   std::vector<Table> tables{main_table(report, in, stacked)};
+  if (decision.is_object()) tables.push_back(registered_table(decision));
   if (Table paper = paper_table(report, in); !paper.columns.empty()) tables.push_back(std::move(paper));
   for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
   Table training = training_table(report);

@@ -75,4 +75,44 @@ Verdict decide(const VerdictInput& in) {
   return {"inconclusive", "the interval holds 0; " + need_text(in, in.delta)};
 }
 
+Verdict judge_registered(const RegisteredComparison& c, double low, double high, bool lower_is_better) {
+  // Quality terms: a positive value is B better than A.
+  const double qlow = lower_is_better ? -high : low, qhigh = lower_is_better ? -low : high;
+  const double m = c.margin;
+  const std::string margin = num(m).substr(1);
+  switch (c.kind) {
+    case ClaimKind::better:
+    case ClaimKind::worse: {
+      // In the claim's direction: positive is the direction the seed reports.
+      const double s = c.kind == ClaimKind::better ? 1.0 : -1.0;
+      const double dlow = s > 0 ? qlow : -qhigh, dhigh = s > 0 ? qhigh : -qlow;
+      const std::string seed = c.seed_effect ? " (the seed's " + num(*c.seed_effect) + ")" : "";
+      if (dlow > 0) {
+        std::string why = "the interval excludes 0 on the seed's side" + seed;
+        if (c.seed_effect) {
+          const double e = std::fabs(*c.seed_effect);
+          if (dlow > e) why += "; the effect is larger than the seed's";
+          else if (dhigh < e) why += "; the effect is smaller than the seed's";
+        }
+        return {"reproduced", why};
+      }
+      if (dhigh < 0) return {"contradicted", "the interval lies on the other side of 0" + seed};
+      if (dhigh < m)
+        return {"contradicted", "the interval shows no effect of the seed's direction" + seed + " and rules out one of " +
+                                    margin + " (the margin) or more"};
+      return {"inconclusive", "the interval holds 0 and an effect of the seed's direction" + seed + " of the margin " +
+                                  margin + " or more"};
+    }
+    case ClaimKind::not_worse:
+      if (qlow > -m) return {"reproduced", "the interval rules out B worse than A by the margin " + margin + " or more"};
+      if (qhigh < -m) return {"contradicted", "the interval lies wholly at B worse than A by more than the margin " + margin};
+      return {"inconclusive", "the interval holds B worse than A by the margin " + margin + " and less"};
+    case ClaimKind::equivalent:
+      if (qlow > -m && qhigh < m) return {"reproduced", "the interval lies within the margin ±" + margin};
+      if (qlow >= m || qhigh <= -m) return {"contradicted", "the interval lies wholly beyond the margin ±" + margin};
+      return {"inconclusive", "the interval reaches across the margin ±" + margin};
+  }
+  return {"inconclusive", ""};
+}
+
 }  // namespace yoke

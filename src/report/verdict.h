@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "report/registration.h"
+
 namespace yoke {
 
 struct VerdictInput {
@@ -46,5 +48,18 @@ struct VerdictInterval {
   double low = 0, high = 0, level = 0.95, p_adjusted = 1;
 };
 VerdictInterval verdict_interval(const VerdictInput& in);
+
+// A registered claim (report/registration.h) read from its simultaneous interval [low, high] of
+// Δ = B − A, by the margin rule fixed with it. In the claim's direction (quality terms, so for
+// perplexity a lower B is "better"), with margin m:
+//   better / worse   reproduced: the interval excludes 0 on the claim's side; contradicted
+//                    otherwise when it excludes every effect of the claim's direction as large as
+//                    m (all of it below m on the claim's side: the opposite direction, or too small)
+//   not worse        reproduced: B is not worse by m or more (the whole interval above −m);
+//                    contradicted: B is worse by more than m (the whole interval below −m)
+//   equivalent       reproduced: the whole interval within (−m, +m); contradicted: all of it beyond
+// and inconclusive otherwise. Whether the runs may be read at all (converged, enough seeds, the
+// registered runs all finished) is the caller's: this reads the interval only.
+Verdict judge_registered(const RegisteredComparison& claim, double low, double high, bool lower_is_better);
 
 }  // namespace yoke

@@ -3,6 +3,7 @@
 // which must give exactly SentencePiece's ids.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -16,6 +17,7 @@
 #include "text/binarized.h"
 #include "text/corpus.h"
 #include "text/data_meta.h"
+#include "text/hold_out.h"
 #include "text/prepare.h"
 #include "text/synthetic.h"
 #include "text/vocab.h"
@@ -156,6 +158,94 @@ TEST(PrepareStream, DuplicatesAndLengthRatiosAreDroppedAndCounted) {
   const auto plain = prepare_data(o, log);
   EXPECT_EQ(plain["splits"]["train"]["dropped_duplicate"], 0);
   EXPECT_EQ(plain["splits"]["train"]["dropped_ratio"], 0);
+}
+
+TEST(PrepareStream, HeldOutPairsAreDrawnReproduciblyAndKeptOutOfTraining) {
+  const std::string dir = test::temp_dir("prepare_hold_out");
+  write_small_corpus(dir + "/corpus", 400, 20, 10);
+  auto src = read_lines(dir + "/corpus/train.src"), tgt = read_lines(dir + "/corpus/train.tgt");
+  // A blank pair (never drawn, never numbered) and a repeat of pair 5's source with another target.
+  src.insert(src.begin() + 3, "");
+  tgt.insert(tgt.begin() + 3, "ignored");
+  src.push_back(src[5]);
+  tgt.push_back("a target of its own");
+  {
+    std::ofstream s(dir + "/train.src"), t(dir + "/train.tgt");
+    for (size_t i = 0; i < src.size(); ++i) s << src[i] << "\n", t << tgt[i] << "\n";
+  }
+  const size_t non_blank = src.size() - 1;
+
+  // The draw: n distinct pairs in file order, the same for the same seed, another for another seed.
+  const HeldOutPairs a = draw_held_out(dir + "/train.src", dir + "/train.tgt", 60, 7);
+  const HeldOutPairs b = draw_held_out(dir + "/train.src", dir + "/train.tgt", 60, 7);
+  const HeldOutPairs c = draw_held_out(dir + "/train.src", dir + "/train.tgt", 60, 8);
+  EXPECT_EQ(a.pairs_seen, non_blank);
+  ASSERT_EQ(a.index.size(), 60u);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_NE(a.index, c.index);
+  EXPECT_TRUE(std::is_sorted(a.index.begin(), a.index.end()));
+  EXPECT_EQ(std::set<uint64_t>(a.index.begin(), a.index.end()).size(), 60u);
+  for (size_t k = 0; k < a.index.size(); ++k) {
+    const size_t line = a.index[k] >= 3 ? a.index[k] + 1 : a.index[k];  // past the blank pair
+    EXPECT_EQ(a.src[k], src[line]);
+    EXPECT_EQ(a.tgt[k], tgt[line]);
+  }
+  // Uniform: over many seeds, the first and the last pair are drawn about as often (n/N = 0.15 each).
+  int first = 0, last = 0;
+  uint64_t seed_with_repeat = 0;  // a seed that draws pair 5 or its repeat, whose source they share
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const HeldOutPairs d = draw_held_out(dir + "/train.src", dir + "/train.tgt", 60, seed);
+    first += d.index.front() == 0;
+    last += d.index.back() == non_blank - 1;
+    if (!seed_with_repeat && std::count(d.src.begin(), d.src.end(), src[5]) == 1) seed_with_repeat = seed;
+  }
+  ASSERT_NE(seed_with_repeat, 0u);
+  // Binomial(400, 0.15): mean 60, SD 7.1; five SDs either side.
+  EXPECT_NEAR(first, 60, 36);
+  EXPECT_NEAR(last, 60, 36);
+  EXPECT_THROW(draw_held_out(dir + "/train.src", dir + "/train.tgt", non_blank, 1), InputError);
+
+  // prepare: the pairs follow the test set of the same name; no held-out sentence is in training.
+  PrepareOptions o = synthetic_prepare_options(dir + "/corpus", dir + "/prep");
+  o.train_src = dir + "/train.src";
+  o.train_tgt = dir + "/train.tgt";
+  o.vocab_size = 200;
+  o.hold_out_name = "toy";
+  o.hold_out_pairs = 60;
+  o.hold_out_seed = seed_with_repeat;
+  const HeldOutPairs drawn = draw_held_out(dir + "/train.src", dir + "/train.tgt", 60, seed_with_repeat);
+  std::ostringstream log;
+  const auto meta = prepare_data(o, log);
+  const auto test_src = read_lines(dir + "/prep/test.toy.src.txt"), toy = read_lines(dir + "/corpus/test.src");
+  ASSERT_EQ(test_src.size(), toy.size() + 60);
+  EXPECT_TRUE(std::equal(toy.begin(), toy.end(), test_src.begin()));
+  EXPECT_TRUE(std::equal(drawn.src.begin(), drawn.src.end(), test_src.begin() + toy.size()));
+  EXPECT_EQ(meta["splits"]["test.toy"]["held_out"]["from_file"], toy.size());
+  const auto& train = meta["splits"]["train"];
+  // Pair 5's source was repeated, and one of the two pairs was drawn: the other is left out too.
+  const size_t overlap = train["held_out"]["dropped_overlap"];
+  EXPECT_GE(overlap, 1u);
+  EXPECT_EQ(train["kept"].get<size_t>() + 60 + overlap + train["dropped_long"].get<size_t>() +
+                train["dropped_empty"].get<size_t>(),
+            train["read"].get<size_t>());
+  // Decode the training corpus and look for every held-out sentence.
+  const Vocab sv = Vocab::load(dir + "/prep/spm.model");
+  const TokenizedCorpus corpus = load_binarized(dir + "/prep/train.bin");
+  std::set<std::string> trained_src, trained_tgt;
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    trained_src.insert(sv.decode(std::vector<int>(corpus.src(i), corpus.src(i) + corpus.src_len(i))));
+    trained_tgt.insert(sv.decode(std::vector<int>(corpus.tgt(i), corpus.tgt(i) + corpus.tgt_len(i))));
+  }
+  for (size_t k = 0; k < drawn.src.size(); ++k) {
+    EXPECT_EQ(trained_src.count(sv.decode(sv.encode(drawn.src[k]))), 0u) << drawn.src[k];
+    EXPECT_EQ(trained_tgt.count(sv.decode(sv.encode(drawn.tgt[k]))), 0u) << drawn.tgt[k];
+  }
+  EXPECT_EQ(trained_src.count(sv.decode(sv.encode(src[5]))), 0u);
+  // The same seed gives the same data set byte for byte.
+  o.out_dir = dir + "/again";
+  prepare_data(o, log);
+  for (const char* f : {"spm.model", "train.bin", "test.toy.src.txt", "test.toy.tgt.txt"})
+    EXPECT_TRUE(test::read_file(dir + "/prep/" + f) == test::read_file(dir + "/again/" + f)) << f << " differs";
 }
 
 // Text chosen to break word-by-word encoding if it could break: several spaces, tabs, no-break

@@ -11,6 +11,7 @@
 
 #include "cli_helpers.h"
 #include "embed/sharing.h"
+#include "experiment/experiment_record.h"
 #include "experiment/grid.h"
 #include "experiment/runner.h"
 #include "model/transformer.h"
@@ -277,6 +278,98 @@ TEST(Grid, PaperRowsAreTheSeedsNumbersAsPrinted) {
   EXPECT_THROW(load_grid(path.string()), InputError);  // Red. missing
 }
 
+// The tiny grid with a registered decision: cosine against dot, not worse by 100 BLEU (a margin
+// any two toy models meet, so that the test is about the machinery, not the models).
+const char* kRegistration =
+    "\n[registration]\n"
+    "question = Is cosine as good as dot on the toy task?\n"
+    "metric = bleu\n"
+    "test = toy\n"
+    "pairing = unpaired\n"
+    "pairing_why = the test says why it chose\n"
+    "compare = cosine - dot: not worse, margin 100\n"
+    "seed_plan = seeds 1 and 2\n"
+    "stopping = 12 updates\n";
+
+fs::path registered_tiny_grid() {
+  const auto path = work_dir() / "registered-tiny.grid";
+  std::ofstream(path) << slurp(kGrid) << kRegistration;
+  return path;
+}
+
+TEST(Grid, ARegistrationIsParsedAndItsMistakesNameTheLine) {
+  const auto g = load_grid(registered_tiny_grid().string(), {"data=" + data_dir().string()});
+  ASSERT_TRUE(g.registration.on());
+  EXPECT_EQ(g.registration.test, "toy");
+  EXPECT_FALSE(g.registration.paired);
+  ASSERT_EQ(g.registration.comparisons.size(), 1u);
+  EXPECT_EQ(g.registration.comparisons[0].kind, ClaimKind::not_worse);
+  const auto path = work_dir() / "bad-registration.grid";
+  auto message = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    try {
+      load_grid(path.string(), {"data=" + data_dir().string()});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  const std::string tiny = slurp(kGrid), text = tiny + kRegistration;
+  const size_t line = std::count(tiny.begin(), tiny.end(), '\n') + 8;  // the compare line
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  EXPECT_NE(message(replaced("margin 100", "margin 0")).find(path.string() + ":" + std::to_string(line)), std::string::npos)
+      << message(replaced("margin 100", "margin 0"));
+  EXPECT_NE(message(replaced("test = toy", "test = toy\nalpha = 2")).find("alpha"), std::string::npos);
+  EXPECT_NE(message(replaced("cosine - dot", "cosine - l2")).find("names 'l2'"), std::string::npos);
+  EXPECT_NE(message(replaced("seeds = 1 2", "seeds = auto 2..3")).find("lists its seeds"), std::string::npos);
+  EXPECT_NE(message(replaced("seeds = 1 2", "seeds = 1 2\nexpect = cosine:+1")).find("drop [grid] expect"), std::string::npos);
+  EXPECT_NE(message(replaced("stopping = 12 updates", "stoping = 12")).find("unknown [registration] key"), std::string::npos);
+  EXPECT_NE(message(replaced("metric = bleu", "metric = ppl")).find("metric = ppl"), std::string::npos);
+}
+
+TEST(Experiment, ARegisteredDesignCannotChangeOnceARunHasFinished) {
+  const auto out = work_dir() / "registered-record";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const std::vector<std::string> data = {"data=" + data_dir().string()};
+  const Grid g = load_grid(registered_tiny_grid().string(), data);
+  const nlohmann::json design = registered_design(g, data);
+  auto record = [&](const nlohmann::json& d) { record_invocation(g, kGrid, out.string(), data, "test", "bleu", d); };
+  record(design);
+  // Before any run has finished the design may still change: the last one is recorded.
+  nlohmann::json changed = design;
+  changed["variants"]["cosine"]["patience"] = 9;
+  record(changed);
+  EXPECT_EQ(read_json(out / "experiment.json")["registration"]["design"], changed);
+  record(design);
+  // A finished run fixes it.
+  fs::create_directories(out / "runs" / "dot" / "seed1");
+  std::ofstream(out / "runs" / "dot" / "seed1" / "result.json") << "{}";
+  EXPECT_NO_THROW(record(design));
+  try {
+    record(changed);
+    FAIL() << "a changed design was accepted after a run finished";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/variants/cosine/patience"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(record(nullptr), InputError);  // dropping the registration
+  // A folder whose runs finished unregistered cannot be registered after the fact.
+  const auto late = work_dir() / "registered-late";
+  fs::remove_all(late);
+  fs::create_directories(late);
+  record_invocation(g, kGrid, late.string(), data, "test", "bleu", nullptr);
+  fs::create_directories(late / "runs" / "dot" / "seed1");
+  std::ofstream(late / "runs" / "dot" / "seed1" / "result.json") << "{}";
+  EXPECT_THROW(record_invocation(g, kGrid, late.string(), data, "test", "bleu", design), InputError);
+  // The design leaves out what changes no model (threads), and holds every variant's whole config.
+  const nlohmann::json threads = registered_design(g, {"data=" + data_dir().string(), "threads=2"});
+  EXPECT_EQ(threads, design);
+  EXPECT_NE(registered_design(g, {"data=" + data_dir().string(), "dropout=0.2"}), design);
+}
+
 TEST(Grid, EveryCommittedGridLoads) {
   // Each grid as a user would run it: the keys of every variant checked against the config table.
   size_t grids = 0;
@@ -341,6 +434,14 @@ TEST(Experiment, CompareFromPerSeedScores) {
   EXPECT_GT(j.at("ci95")[1].get<double>(), 0.6);  // ... and the seed's +0.6: inconclusive
   EXPECT_GT(j.at("seeds_needed").get<int>(), 3);
   EXPECT_NE(run({YOKE_BINARY, "compare", "--scores-a", "1", "2", "--hyp-b", "x.txt"}, work_dir() / "mixed.log"), 0);
+  // --unpaired: the same scores as independent samples, Welch. s² of A = 0.70023, of B = 0.51823:
+  // SE² = (0.70023 + 0.51823) / 3 = 0.40616, df = SE⁴ / ((0.70023/3)² / 2 + (0.51823/3)² / 2) = 3.913.
+  j = nlohmann::json::parse(output_of({YOKE_BINARY, "compare", "--scores-a", "37.62", "36.69", "35.95",
+                                       "--scores-b", "37.84", "36.41", "36.98", "--unpaired", "--json"}));
+  EXPECT_FALSE(j.at("paired").get<bool>());
+  YOKE_EXPECT_NEAR(j.at("delta").get<double>(), 0.97 / 3, 1e-9);
+  YOKE_EXPECT_NEAR(j.at("se").get<double>() * j.at("se").get<double>(), 0.40616, 1e-5);
+  YOKE_EXPECT_NEAR(j.at("df").get<double>(), 3.9127, 1e-3);
 }
 
 // Every result folder committed under docs/results/ (not the archive) is rebuilt from its own
@@ -369,11 +470,12 @@ TEST(Results, CommittedFoldersRebuildByteForByte) {
 // folder reports every run, and its record names the parts' calls that made them, not only the
 // report's own. A second --report-only call adds nothing twice.
 TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
+  // A registered grid: each part records the same design, and the gathered report reads it.
   const auto out = work_dir() / "parallel";
   fs::remove_all(out);
   const std::string script = std::string(YOKE_SOURCE_DIR) + "/scripts/run-grid-parallel.sh";
   const std::vector<std::string> base = {"/usr/bin/env", std::string("YOKE=") + YOKE_BINARY, "bash", script,
-                                         "--grid", kGrid, "--out", out.string(),
+                                         "--grid", registered_tiny_grid().string(), "--out", out.string(),
                                          "--set", "data=" + data_dir().string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
@@ -403,4 +505,20 @@ TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
   ASSERT_EQ(run(with({"--report-only"}), work_dir() / "parallel2.log"), 0) << slurp(work_dir() / "parallel2.log");
   EXPECT_EQ(part_calls(), 4u);
   EXPECT_NE(slurp(out / "report.md").find("/parts/dot-s1"), std::string::npos) << "the provenance names the parts";
+  // Every part holds the same registration; the gathered report reads it for the one comparison.
+  const auto record = read_json(out / "experiment.json");
+  EXPECT_EQ(record.at("seeds"), nlohmann::json::array({1, 2}));
+  EXPECT_EQ(record.at("registration").at("design"), read_json(out / "parts" / "cosine-s2" / "experiment.json").at("registration").at("design"));
+  const auto decision = read_json(out / "report.json").at("registration");
+  ASSERT_EQ(decision.at("comparisons").size(), 1u);
+  EXPECT_FALSE(decision["comparisons"][0].at("interim").get<bool>());
+  EXPECT_EQ(decision["comparisons"][0].at("seeds_b"), nlohmann::json::array({1, 2}));
+  EXPECT_NE(slurp(out / "report.md").find("## Registered decision"), std::string::npos);
+  // Parts whose designs differ are not gathered into one report.
+  auto part = read_json(out / "parts" / "cosine-s2" / "experiment.json");
+  part["registration"]["design"]["seeds"] = {2};
+  std::ofstream(out / "parts" / "cosine-s2" / "experiment.json") << part.dump();
+  EXPECT_NE(run(with({"--report-only"}), work_dir() / "parallel3.log"), 0);
+  EXPECT_NE(slurp(work_dir() / "parallel3.log").find("different registered designs"), std::string::npos)
+      << slurp(work_dir() / "parallel3.log");
 }
