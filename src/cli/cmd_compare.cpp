@@ -1,5 +1,6 @@
 // `yoke compare`: is system B better than system A? eval/significance.h's test over every seed's
 // output (seeds and test sentences), and Koehn's sentence-only bootstrap beside it.
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,7 @@ int cmd_compare(int argc, char** argv) {
   int samples = 1000;
   uint64_t seed = 12345;
   bool lowercase = false, json = false, unpaired = false;
+  int comparisons = 1;
   std::vector<double> scores_a, scores_b;
   double expect = 0;
   auto* ha = cmd.add_option("--hyp-a", hyp_a, "system A's output (the baseline); several files: one per seed")
@@ -81,10 +83,28 @@ int cmd_compare(int argc, char** argv) {
   add_value(cmd, "--seed", seed, "S", "resampling seed of the sentence-only bootstrap")->capture_default_str();
   cmd.add_flag("--lowercase", lowercase, "case-insensitive BLEU");
   cmd.add_flag("--unpaired", unpaired, "compare the systems' seeds as independent samples (Welch), never by position");
+  add_value(cmd, "--comparisons", comparisons, "M",
+            "this comparison is one of M read together (a table's): also print the interval simultaneous over them, "
+            "at 1 - 0.05/M (Bonferroni), and p times M, as the reports' verdicts read them")
+      ->capture_default_str();
   cmd.add_flag("--json", json, "print one JSON object");
   if (!cmd.read(argc, argv)) return 0;
   if (samples < 2) throw InputError("compare: --samples must be at least 2, got " + std::to_string(samples));
   const Pairing pairing = unpaired ? Pairing::unpaired : Pairing::by_seed;
+  if (comparisons < 1) throw InputError("compare: --comparisons must be at least 1, got " + std::to_string(comparisons));
+  // The simultaneous interval of a family of M comparisons (Bonferroni), as report/verdict.h reads it.
+  const auto simultaneous = [&](const SignificanceResult& r) -> nlohmann::json {
+    const double level = 0.05 / comparisons, q = r.se > 0 ? t_quantile(1.0 - level / 2, r.df) : 0.0;
+    return {{"low", r.delta - q * r.se}, {"high", r.delta + q * r.se}, {"level", 1.0 - level},
+            {"p_adjusted", std::min(1.0, r.p_value * comparisons)}};
+  };
+  const auto print_simultaneous = [&](const SignificanceResult& r) {
+    if (comparisons == 1 || !r.testable) return;
+    const nlohmann::json i = simultaneous(r);
+    std::printf("simultaneous over %d comparisons (Bonferroni): %.4g%% CI [%+.2f, %+.2f], p adj. = %.4f\n", comparisons,
+                100.0 * i["level"].get<double>(), i["low"].get<double>(), i["high"].get<double>(),
+                i["p_adjusted"].get<double>());
+  };
   const auto planned = [&](const SignificanceResult& r) -> nlohmann::json {
     if (!*ex || !r.testable) return nullptr;
     const auto k = seeds_needed(r, expect);
@@ -101,7 +121,7 @@ int cmd_compare(int argc, char** argv) {
                             {"paired", r.paired}};
       if (r.testable)
         out.update({{"ci95", {r.ci_low, r.ci_high}}, {"p_value", r.p_value}, {"se", r.se}, {"df", r.df},
-                    {"detectable", r.detectable}, {"seeds_needed", planned(r)}});
+                    {"detectable", r.detectable}, {"seeds_needed", planned(r)}, {"simultaneous", simultaneous(r)}});
       std::printf("%s\n", out.dump().c_str());
       return 0;
     }
@@ -113,6 +133,7 @@ int cmd_compare(int argc, char** argv) {
     std::printf("seeds only (%s, t on %.1f df): 95%% CI [%+.2f, %+.2f], p = %.4f (two-sided); smallest Δ found with 80%% "
                 "power: %.2f\n",
                 r.paired ? "paired by position" : "Welch", r.df, r.ci_low, r.ci_high, r.p_value, r.detectable);
+    print_simultaneous(r);
     if (*ex) {
       const auto k = seeds_needed(r, expect);
       if (k) std::printf("%d seeds a variant would find Δ = %+.2f\n", *k, expect);
@@ -148,6 +169,7 @@ int cmd_compare(int argc, char** argv) {
       out["detectable"] = r.detectable;
       out["seeds_needed"] = planned(r);
       out["test"] = {{"paired", r.paired}, {"se", r.se}, {"df", r.df}, {"var_seed", r.var_seed}, {"var_sentence", r.var_sentence}};
+      out["simultaneous"] = simultaneous(r);
     } else {
       out["method"] = "sentences only (one file a system: no seed variance)";
       out["ci95"] = {k.ci_low, k.ci_high};
@@ -166,6 +188,7 @@ int cmd_compare(int argc, char** argv) {
                 "with 80%% power: %.2f%s\n",
                 r.ci_low, r.ci_high, r.p_value, r.df, r.paired ? "paired by file position" : "Welch",
                 r.detectable, r.p_value < 0.05 ? (r.delta > 0 ? " | B is significantly better" : " | B is significantly worse") : "");
+    print_simultaneous(r);
   } else {
     std::printf("one file a system: no seed variance to test with; give one file per seed for a test that counts it\n");
   }
