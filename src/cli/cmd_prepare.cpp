@@ -42,6 +42,9 @@ int cmd_prepare(int argc, char** argv) {
               "           --valid-tgt val.de.gz --test flickr:test.en.gz:test.de.gz --joint --vocab-size 8000 --out data/ende\n\n"
               "Language models (task = lm) take one monolingual text per split:\n"
               "  yoke prepare --lm --train train.en.gz --valid val.en.gz --test flickr:test.en.gz --vocab-size 8000 --out data/lm-en\n\n"
+              "A test set from the training distribution: --hold-out heldout:3000 draws 3000 training pairs (the same\n"
+              "for the same --hold-out-seed) and keeps them, and any pair sharing a sentence with one, out of the\n"
+              "vocabulary and training (docs/data.md).\n\n"
               "Data for fine-tuning a model (init_from), a back-translation round or another domain is encoded with\n"
               "that model's vocabulary, copied from its directory instead of trained (joint or separate as it has them):\n"
               "  yoke prepare --vocab-from runs/ende --train-src ft.en --train-tgt ft.de --valid-src ... --out data/ft");

@@ -43,9 +43,7 @@ VerdictInterval verdict_interval(const VerdictInput& in) {
   return v;
 }
 
-bool decided(const VerdictInput& in) {
-  return in.testable && in.converged && (excludes(in, 0.0) || excludes_expected(in));
-}
+bool decided(const VerdictInput& in) { return in.testable && in.converged && excludes(in, 0.0); }
 
 Verdict decide(const VerdictInput& in) {
   if (!in.testable) return {"inconclusive", "one seed on a side: no seed variance to test with"};
@@ -65,7 +63,11 @@ Verdict decide(const VerdictInput& in) {
       return {"reproduced", std::string("same direction, the interval excludes 0 (the effect is ") + (larger ? "larger" : "smaller") +
                                 " than the seed's " + num(e) + ")"};
     }
-    if (excludes_e) return {"contradicted", "the interval excludes the seed's " + num(e)};
+    if (excludes_0) return {"contradicted", "the interval lies on the other side of 0 from the seed's " + num(e)};
+    if (excludes_e)
+      return {"inconclusive", "the interval holds 0 and excludes the seed's " + num(e) +
+                                  ": a smaller effect, which contradicts the claim only against a margin registered "
+                                  "before the runs; " + need_text(in, e)};
     return {"inconclusive", "the interval holds 0 and the seed's " + num(e) + "; " + need_text(in, e)};
   }
   if (excludes_0) {

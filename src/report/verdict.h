@@ -2,12 +2,15 @@
 // docs/results/README.md states and the claims index follows:
 //   reproduced       the seed's direction, the interval excludes 0, and every run of both variants
 //                    converged;
-//   contradicted     the interval excludes the seed's effect (every run converged);
+//   contradicted     the interval lies on the other side of 0 from the seed's effect (every run
+//                    converged): an effect of the opposite sign. An interval that holds 0 and
+//                    excludes the seed's effect shows a smaller effect, not a contradiction: that
+//                    needs a margin fixed before the runs (a registered claim, judge_registered);
 // "The interval" is the simultaneous one: level 1 − alpha / comparisons (Bonferroni over the
 // comparisons of one table; alpha is 0.05, or less under seeds = auto). Every claim of every
-// comparison is read from it, "excludes 0" and "excludes the seed's effect" alike: all the
-// intervals cover their true Δ with probability ≥ 1 − alpha, and then no claim read from them is
-// false, so one adjustment holds the error of both kinds of claim (docs/statistics.md).
+// comparison is read from it: all the intervals cover their true Δ with probability ≥ 1 − alpha,
+// and then no claim read from them is false, so one adjustment holds the error of every claim
+// (docs/statistics.md).
 //   inconclusive     the interval holds both 0 and the seed's effect, or the runs had not
 //                    converged, or there is one seed a side (no seed variance to test with).
 // Without an expected effect the first two read "better" / "worse" (by the metric's direction).
@@ -40,7 +43,7 @@ struct Verdict {
 Verdict decide(const VerdictInput& in);
 
 // Whether the comparison is decided in the sense of seeds = auto: the simultaneous interval excludes
-// 0 or excludes the expected effect, and every run converged.
+// 0 (a reproduction or a contradiction, or better / worse), and every run converged.
 bool decided(const VerdictInput& in);
 
 // The simultaneous interval the verdict reads, and p adjusted to the family (min(1, m · p)).

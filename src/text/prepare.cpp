@@ -452,8 +452,8 @@ nlohmann::json encode_training_text(const PrepareOptions& o, const Vocab& src_vo
                         {"pairs", o.hold_out_pairs},
                         {"seed", o.hold_out_seed},
                         {"dropped_overlap", held_out.overlapping()}};
-    log << "train: " << held - held_out.overlapping() << " pairs held out as test set " << o.hold_out_name << ", "
-        << held_out.overlapping() << " more left out for sharing a sentence with one of them\n";
+    log << "train: " << held - held_out.overlapping() << (o.lm ? " lines" : " pairs") << " held out as test set "
+        << o.hold_out_name << ", " << held_out.overlapping() << " more left out for sharing a sentence with one of them\n";
   }
   log_split(log, train, true, o.max_len);
   if (o.dedup || o.max_ratio > 0)
@@ -502,7 +502,7 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
       it->text.tgt.push_back(std::move(held.tgt[i]));
     }
     it->stats.read += held.index.size();
-    log << "hold-out: drew " << held.index.size() << " of " << held.pairs_seen << " training pairs (seed "
+    log << "hold-out: drew " << held.index.size() << " of " << held.pairs_seen << (opts.lm ? " training lines" : " training pairs") << " (seed "
         << opts.hold_out_seed << ") into test set " << opts.hold_out_name << " (" << seconds_since(start) << ")\n";
   }
 

@@ -46,18 +46,29 @@ TEST(Verdict, TheIntervalIsSimultaneousOverTheComparisons) {
   EXPECT_LT(verdict_interval(mid4).low, 0.0);
 }
 
-TEST(Verdict, BothClaimsAreReadFromTheOneInterval) {
+TEST(Verdict, OnlyAnEffectOfTheOppositeSignContradictsWithoutARegisteredMargin) {
   // The seed's +1.0 against a Δ of −0.5 with SE 0.3 on 9 df, two comparisons: the 97.5% interval
-  // [−0.5 ∓ 2.685 · 0.3] = [−1.31, +0.31] holds 0 and excludes +1.0: contradicted.
+  // [−0.5 ∓ 2.685 · 0.3] = [−1.31, +0.31] holds 0 and excludes +1.0. A smaller effect than the
+  // seed's is no contradiction without a margin fixed before the runs: inconclusive, and said so.
   VerdictInput v = comparison(-0.5, 0.3, 9, 2);
   v.expected = 1.0;
   const VerdictInterval i = verdict_interval(v);
   EXPECT_LT(i.low, 0.0);
   EXPECT_GT(i.high, 0.0);
   EXPECT_LT(i.high, 1.0);
+  Verdict d = decide(v);
+  EXPECT_EQ(d.verdict, "inconclusive");
+  EXPECT_NE(d.why.find("excludes the seed's +1.00"), std::string::npos) << d.why;
+  EXPECT_NE(d.why.find("margin registered"), std::string::npos) << d.why;
+  EXPECT_FALSE(decided(v));
+  // Δ −1.5 with the same SE: [−2.31, −0.69] lies on the other side of 0: contradicted, and decided.
+  v = comparison(-1.5, 0.3, 9, 2);
+  v.expected = 1.0;
+  ASSERT_LT(verdict_interval(v).high, 0.0);
   EXPECT_EQ(decide(v).verdict, "contradicted");
   EXPECT_TRUE(decided(v));
   // An expected effect inside the interval: neither claim is made.
+  v = comparison(-0.5, 0.3, 9, 2);
   v.expected = 0.2;
   EXPECT_EQ(decide(v).verdict, "inconclusive");
   EXPECT_FALSE(decided(v));
