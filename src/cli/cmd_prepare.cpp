@@ -111,6 +111,9 @@ int cmd_prepare(int argc, char** argv) {
   for (const CLI::Option* needed : o.lm ? std::vector<const CLI::Option*>{train, valid}
                                         : std::vector<const CLI::Option*>{train_src, train_tgt, valid_src, valid_tgt})
     cmd.require(needed);
+  if (vocab_from->count() > 0 && o.vocab_from.empty())
+    throw InputError("--vocab-from is empty: give the directory whose SentencePiece model(s) to use, or leave the "
+                     "option out to train new ones");
   if (!o.vocab_from.empty()) {
     // The directory's layout decides unless --joint was given (prepare then checks they agree), and
     // a model directory's files must be those its checkpoint was trained with.

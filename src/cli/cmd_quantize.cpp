@@ -29,8 +29,6 @@ int cmd_quantize(int argc, char** argv) {
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
   add_checkpoint_option(cmd, checkpoint, "checkpoint file in DIR");
   if (!cmd.read(argc, argv)) return 0;
-  if (std::filesystem::weakly_canonical(dir) == std::filesystem::weakly_canonical(out))
-    throw InputError("--out must differ from --model (" + out + ")");
   if (!int8_available())
     std::cerr << "note: this LibTorch has no quantized engine; the int8 model will decode in fp32 here\n";
   const auto r = quantize_model(dir, out, checkpoint, force);

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -87,6 +88,12 @@ int main(int argc, char** argv) {
     } catch (const yoke::RunError& e) {
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
       return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+      // A path the user gave that the file system refuses (a loop of symbolic links, no permission,
+      // a full disk): the path and the cause, as for any input of theirs, not an internal error.
+      std::cerr << "yoke " << c.name << ": error: " << (e.path1().empty() ? std::string() : e.path1().string() + ": ")
+                << e.code().message() << (e.path2().empty() ? "" : " (with " + e.path2().string() + ")") << std::endl;
+      return 2;
     } catch (const std::exception& e) {
       std::cerr << "yoke " << c.name << ": internal error: " << e.what() << std::endl;
       return 1;

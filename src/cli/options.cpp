@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <regex>
@@ -97,6 +98,23 @@ CLI::Validator number_check(bool whole) {
 }
 
 }  // namespace
+
+CLI::Validator whole_number_within(long double low, long double high) {
+  return CLI::Validator(
+      [low, high](std::string& v) -> std::string {
+        const size_t digits = v.find_first_not_of("+-") == 1 ? 1 : 0;  // one sign at most
+        const bool whole = v.size() > digits && v.find_first_not_of("0123456789", digits) == std::string::npos;
+        if (!whole) return "expects a whole number, got '" + v + "'";
+        const long double x = std::stold(v);
+        if (x < low || x > high) {
+          char range[96];
+          std::snprintf(range, sizeof range, "%.0Lf to %.0Lf", low, high);
+          return "expects a whole number from " + std::string(range) + ", got " + v;
+        }
+        return "";
+      },
+      "");
+}
 
 const CLI::Validator& whole_number() {
   static const CLI::Validator v = number_check(true);

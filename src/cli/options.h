@@ -2,6 +2,7 @@
 // compile). A Command prints `usage: yoke NAME [options]`, its summary and its options with their
 // defaults; every usage error throws InputError naming the option (main exits with code 2).
 #pragma once
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +24,9 @@ class Command : public CLI::App {
 
 // Errors for a value that is not a (whole) number say so, naming the option.
 const CLI::Validator& whole_number();
+// A whole number that fits the option's type: from `low` to `high`, said with the value as given
+// ("--shard-size -1" is refused, not read as 18446744073709551615).
+CLI::Validator whole_number_within(long double low, long double high);
 const CLI::Validator& real_number();
 
 // A --name VALUE option bound to `value`; numbers are checked before conversion.
@@ -30,7 +34,9 @@ template <class T>
 CLI::Option* add_value(CLI::App& app, const std::string& name, T& value, const std::string& value_name,
                        const std::string& help) {
   CLI::Option* o = app.add_option(name, value, help)->type_name(value_name);
-  if constexpr (std::is_integral_v<T>) o->check(whole_number());
+  if constexpr (std::is_integral_v<T>)
+    o->check(whole_number_within(static_cast<long double>(std::numeric_limits<T>::min()),
+                                 static_cast<long double>(std::numeric_limits<T>::max())));
   if constexpr (std::is_floating_point_v<T>) o->check(real_number());
   return o;
 }

@@ -7,12 +7,14 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <limits>
 #include <type_traits>
 
 #include "config/key_ranges.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 #include "util/spelling.h"
 #include "util/trim.h"
 
@@ -232,11 +234,15 @@ void Config::validate() const {
   });
   if (d_model % heads != 0) {
     // Two keys meet here, each perhaps from another place: both are named with theirs.
-    auto value = [&](const char* key, int v) {
+    // "the default" only where it is one: a value read from a checkpoint or an export has no place.
+    const Config defaults;
+    auto value = [&](const char* key, int v, int default_value) {
       const auto it = origin.find(key);
-      return std::to_string(v) + (it == origin.end() ? ", the default" : ", " + it->second);
+      if (it != origin.end()) return std::to_string(v) + ", " + it->second;
+      return std::to_string(v) + (v == default_value ? ", the default" : "");
     };
-    throw InputError("d_model (" + value("d_model", d_model) + ") must be divisible by heads (" + value("heads", heads) + ")");
+    throw InputError("d_model (" + value("d_model", d_model, defaults.d_model) + ") must be divisible by heads (" +
+                     value("heads", heads, defaults.heads) + ")");
   }
   if (factored_rank >= d_model)
     throw InputError("factored_rank (" + std::to_string(factored_rank) + ") must be smaller than d_model (" +
@@ -302,11 +308,13 @@ std::vector<int> Config::decoder_kernel_sizes() const {
 }
 
 Config load_config_file(const std::string& path) {
+  require_regular_file(path, "config", uint64_t(16) << 20);
   std::ifstream in(path);
   if (!in) throw input_error(path, 0, "cannot open config file");
   Config cfg;
   std::string line;
   size_t no = 0;
+  std::map<std::string, size_t> seen;  // key (with '-' as '_') -> line: a second setting is a mistake, not an override
   while (std::getline(in, line)) {
     ++no;
     if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
@@ -319,6 +327,10 @@ Config load_config_file(const std::string& path) {
     if (opens != closes || (opens && value.size() < 2))
       throw input_error(path, no, "unclosed quote in '" + line + "'");
     if (opens) value = value.substr(1, value.size() - 2);
+    std::string normal = key;
+    std::replace(normal.begin(), normal.end(), '-', '_');
+    if (const auto [it, fresh] = seen.emplace(normal, no); !fresh)
+      throw input_error(path, no, key + " is set twice, on line " + std::to_string(it->second) + " and here: keep one");
     cfg.set(key, value, path + " line " + std::to_string(no));
   }
   return cfg;

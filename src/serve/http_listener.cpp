@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <cstring>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -155,8 +156,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return close_now();  // the client left, the server stops, or an idle connection timed out
     // The request line is parsed before the fields: the path is known also when a field is refused
     // (a Content-Length over the limit), and empty when the request line was not read.
-    const auto target = parser_->get().target();
-    path_ = std::string(target.substr(0, target.find('?')));
+    path_ = path_of(std::string(parser_->get().target()));
+    head_ = parser_->get().method() == http::verb::head;
     if (timed_out)
       return refuse(408, "the request's headers did not arrive within " + seconds_text(limits().header_timeout));
     if (ec == http::error::header_limit)
@@ -217,6 +218,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return "Transfer-Encoding: " + te + ": this server reads request bodies framed by Content-Length or by "
              "\"Transfer-Encoding: chunked\" alone (RFC 9112 §6.3)";
     return std::nullopt;
+  }
+
+  // The path of a request target: origin-form ("/health?x") or absolute-form
+  // ("http://host:8080/health", which a server must accept, RFC 9112 §3.2.2), without the query.
+  static std::string path_of(std::string target) {
+    for (const char* scheme : {"http://", "https://"}) {
+      const size_t n = std::strlen(scheme);
+      if (target.size() >= n && beast::iequals(target.substr(0, n), scheme)) {
+        const size_t slash = target.find_first_of("/?", n);
+        target = slash == std::string::npos ? "/" : target[slash] == '?' ? "/" + target.substr(slash) : target.substr(slash);
+        break;
+      }
+    }
+    return target.substr(0, target.find('?'));
   }
 
   static std::string trimmed(const std::string& s) {
@@ -282,6 +297,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.keep_alive(keep_alive_ && !close_after_ && !state_.stopping);
     response_.body() = std::move(out.body);
     response_.prepare_payload();
+    // A response to HEAD has the headers a GET would have, Content-Length included, and no
+    // content (RFC 9110 §9.3.2): bytes after the headers would be read as the next response.
+    if (head_) response_.body().clear();
     if (state_.observe)
       state_.observe(path_, out.status, std::chrono::duration<double>(Clock::now() - started_).count());
     set_deadline(limits().write_timeout);
@@ -354,6 +372,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string path_;
   unsigned version_ = 11;
   bool keep_alive_ = false, close_after_ = false, waiting_for_request_ = false;
+  bool head_ = false;  // the request is HEAD: the response carries no content
   Clock::time_point started_;
   std::array<char, 16384> drain_buffer_;
   size_t drained_ = 0;

@@ -64,11 +64,12 @@ int64_t integer_field(const json& body, const char* key, int64_t fallback, int64
   if (!body.contains(key)) return fallback;
   const json& v = body[key];
   if (!v.is_number_integer()) throw Refusal{400, std::string("\"") + key + "\" must be a whole number"};
-  const int64_t x = v.get<int64_t>();
-  if (x < low || x > high)
+  // An unsigned number past int64's range is out of range as it was sent, not read as negative.
+  const bool too_large = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(high);
+  if (too_large || v.get<int64_t>() < low || v.get<int64_t>() > high)
     throw Refusal{400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " + std::to_string(high) +
-                           "], got " + std::to_string(x)};
-  return x;
+                           "], got " + v.dump()};
+  return v.get<int64_t>();
 }
 
 double number_field(const json& body, const char* key, double fallback, double low, double high) {
@@ -188,9 +189,10 @@ class Server {
   // Routes a request; answers a Refusal with its status, anything else with 500 — the server keeps running.
   HttpResponse answer(const HttpRequest& req) {
     try {
-      const auto only = [&](const char* method) {
-        if (req.method != method)
-          throw Refusal{405, req.path + " takes " + method + ", not " + req.method};
+      // HEAD is GET without the content (the listener drops it, RFC 9110 §9.3.2).
+      const auto only = [&](const std::string& method) {
+        if (req.method != method && !(method == "GET" && req.method == "HEAD"))
+          throw Refusal{405, req.path + " takes " + method + (method == "GET" ? " (or HEAD)" : "") + ", not " + req.method};
       };
       if (req.path == "/") {
         only("GET");

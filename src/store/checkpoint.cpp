@@ -1,4 +1,5 @@
 #include "store/checkpoint.h"
+#include "store/tensor_allocation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "util/atomic_file.h"
 #include "util/checksum.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 namespace {
@@ -165,6 +167,7 @@ std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::str
 }
 
 CheckpointHeader read_checkpoint_header(const std::string& path) {
+  require_regular_file(path, "checkpoint");
   std::ifstream in(path, std::ios::binary);
   Header h = read_header(in, path);
   CheckpointHeader out{std::move(h.meta), {}};
@@ -173,12 +176,13 @@ CheckpointHeader read_checkpoint_header(const std::string& path) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
+  require_regular_file(path, "checkpoint");
   std::ifstream in(path, std::ios::binary);
   Header h = read_header(in, path);
   Checkpoint ckpt;
   ckpt.meta = std::move(h.meta);
   for (const auto& e : h.index) {
-    auto t = at::empty(e.shape, at::TensorOptions(e.dtype));
+    auto t = allocate_tensor(e.shape, e.dtype, e.bytes, path, e.name);
     in.seekg(h.data_start + std::streamoff(e.offset));
     if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(e.bytes)))
       throw input_error(path, 0, "truncated checkpoint (tensor " + e.name + ")");

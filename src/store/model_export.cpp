@@ -1,9 +1,11 @@
 #include "store/model_export.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
 #include "store/checkpoint.h"
 #include "store/int8_model.h"
 #include "store/model_files.h"
@@ -48,7 +50,7 @@ ExportResult export_model(const std::string& dir, const std::string& out, const 
                                  "toolkits would take them for the model's; export the fp32 model it was made from");
   // Written into a sibling and renamed into place: a non-empty --out (a data folder, another
   // export) is refused unless replace, and a failure midway leaves nothing behind.
-  StagedDirectory staged(out, replace, "yoke export");
+  StagedDirectory staged(out, replace, "yoke export", {{"--model", dir}});
   const LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   SafeTensors file;
   file.tensors = module_state(*m.model);
@@ -89,6 +91,13 @@ Checkpoint read_exported_model(const std::string& path) {
                                  std::to_string(kFormatVersion) + ")");
     }
     c.meta["config"] = nlohmann::json::parse(md.at("config"));
+    // As strict as a config file: a key this build does not know would otherwise be ignored, and
+    // the model built without what it meant.
+    if (!c.meta["config"].is_object()) throw std::runtime_error("the config is not a JSON object");
+    for (const auto& [key, value] : c.meta["config"].items())
+      if (std::none_of(config_keys().begin(), config_keys().end(), [&](const ConfigKey& k) { return k.name == key; }))
+        throw std::runtime_error("its config has the key '" + key + "', which this yoke does not know (a newer "
+                                 "yoke's export, or an edited file)");
     // The vocabulary checksums every export carries: without them (or with a malformed record) a
     // replaced spm.model would go unnoticed, so their absence is a damaged file, not "unchecked".
     if (!md.count("vocab")) throw std::runtime_error("no \"vocab\" record (the vocabularies' checksums every export carries)");
@@ -123,14 +132,23 @@ ExportResult import_model(const std::string& exported, const std::string& out, b
   r.from = is_dir ? (fs::path(exported) / kExportedWeights).string() : exported;
   const std::string from_dir = is_dir ? exported : fs::path(exported).parent_path().string();
   if (!fs::exists(r.from)) throw input_error(r.from, 0, "not found: give an exported directory or its model.safetensors");
-  StagedDirectory staged(out, replace, "yoke import");  // as export_model's
+  StagedDirectory staged(out, replace, "yoke import", {{"the model imported", from_dir}});  // as export_model's
   Checkpoint c = read_exported_model(r.from);
   c.meta["imported"] = {{"from", r.from}};
   for (const auto& [name, t] : c.tensors) r.values += t.numel();
   r.tensors = c.tensors.size();
   r.files = copy_model_files(from_dir, staged.path());
   save_checkpoint((fs::path(staged.path()) / kCheckpointBest).string(), c);
-  load_model(staged.path(), "", "cpu", ModelUse::read_weights);  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
+  try {
+    load_model(staged.path(), "", "cpu", ModelUse::read_weights);  // shapes, vocabularies, pairs: an error now (and nothing written), not at the first translation
+  } catch (const InputError& e) {
+    // Named as the user knows them: the imported weights, and --out for the copied files.
+    std::string m = staged.as_out(e.what());
+    const std::string written = (fs::path(out) / kCheckpointBest).string();
+    for (size_t at = m.find(written); at != std::string::npos; at = m.find(written, at + r.from.size()))
+      m.replace(at, written.size(), r.from);
+    throw InputError(m);
+  }
   r.replaced = staged.commit();
   r.to = (fs::path(out) / kCheckpointBest).string();
   return r;

@@ -75,7 +75,7 @@ ExportResult export_with_python(const std::string& model_dir, const std::string&
                                 const std::string& main_file, bool replace) {
   // Written into a staged sibling and renamed into place: a refusal, a failed exporter or a crash
   // leaves no folder behind, and an existing one is replaced only when asked (util/staged_dir.h).
-  StagedDirectory staged(out_dir, replace, "yoke export");
+  StagedDirectory staged(out_dir, replace, "yoke export", {{"--model", model_dir}});
   // The exporter's input, a safetensors copy of the weights, lives in the staged folder too: a kill
   // leaves it beside --out (removed by the next export there), not in /tmp for good.
   const auto weights = fs::path(staged.path()) / ".weights";

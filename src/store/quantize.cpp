@@ -17,7 +17,7 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
   QuantizeResult r;
   // Written beside --out and renamed into place (util/staged_dir.h): never into a folder that holds
   // something else, and nothing left behind by an error or a kill.
-  StagedDirectory staged(out, replace, "yoke quantize");
+  StagedDirectory staged(out, replace, "yoke quantize", {{"--model", dir}});
   r.from = pick_checkpoint(dir, checkpoint_name);
   const Checkpoint original = load_checkpoint(r.from);
   if (is_int8_checkpoint(original)) throw input_error(r.from, 0, "is already an int8 model (written by `yoke quantize`)");

@@ -1,4 +1,5 @@
 #include "store/safetensors.h"
+#include "store/tensor_allocation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,8 +12,13 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
+
+namespace {
+constexpr uint64_t kMaxSafeTensorsHeader = 100000000;  // 100 MB, as the reference implementation
+}  // namespace
 namespace {
 
 // The format's names of the element types yoke and PyTorch use.
@@ -74,8 +80,7 @@ SafeTensorsIndex read_safetensors_index(const std::string& path) {
   auto fail = [&](const std::string& what) { return input_error(path, 0, "corrupt safetensors file: " + what); };
   std::error_code ec;
   // Opening a pipe for reading waits for a writer, and its size is unknown: only files are read.
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw input_error(path, 0, "is not a regular file (a pipe?): a safetensors file is read by its offsets");
+  require_regular_file(path, "safetensors");
   const uint64_t size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
   if (ec || !in) throw input_error(path, 0, "cannot open safetensors file" + (ec ? ": " + ec.message() : std::string()));
@@ -85,6 +90,10 @@ SafeTensorsIndex read_safetensors_index(const std::string& path) {
   if (len > size - 8)
     throw fail("the header length (" + std::to_string(len) + " bytes) runs past the end of the file (" +
                std::to_string(size) + " bytes)");
+  // The reference implementation's cap: a header is a list of names, types, shapes and offsets.
+  if (len > kMaxSafeTensorsHeader)
+    throw fail("its header claims " + size_text(len) + ", more than the " + size_text(kMaxSafeTensorsHeader) +
+               " safetensors allows (the reference implementation's limit)");
   std::string text(len, '\0');
   if (!in.read(text.data(), std::streamsize(len))) throw fail("truncated header");
   const uint64_t data_bytes = size - 8 - len;
@@ -170,7 +179,7 @@ SafeTensors load_safetensors(const std::string& path) {
   SafeTensors out;
   out.metadata = index.metadata;
   for (const auto& [name, e] : index.tensors) {
-    auto t = at::empty(e.shape, at::TensorOptions(e.dtype));
+    auto t = allocate_tensor(e.shape, e.dtype, e.end - e.begin, path, name);
     in.seekg(std::streamoff(index.data_start + e.begin));
     if (e.end > e.begin && !in.read(static_cast<char*>(t.data_ptr()), std::streamsize(e.end - e.begin)))
       throw input_error(path, 0, "corrupt safetensors file: truncated data (tensor " + name + ")");

@@ -28,7 +28,7 @@
 #include "util/error.h"
 #include "util/json_file.h"
 #include "util/progress.h"
-#include "util/remove_tree.h"
+#include "util/staged_dir.h"
 
 namespace yoke {
 namespace {
@@ -538,9 +538,9 @@ nlohmann::json prepare_into(const PrepareOptions& opts, std::ostream& log) {
   return meta;
 }
 
-// A data set is built in a directory beside the target and swapped in at the end, so the
-// target holds either the old data set or the new one, never a mix of both (an old spm.model
-// beside new splits would silently win).
+// A data set is built in a directory beside the target and swapped in at the end (util/staged_dir.h:
+// one atomic exchange when it replaces one), so the target holds either the old data set or the
+// new one, never a mix of both (an old spm.model beside new splits would silently win) nor nothing.
 nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   namespace fs = std::filesystem;
   check_options(opts);
@@ -552,10 +552,6 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
   fs::create_directories(parent, ec);
   if (ec) throw input_error(parent.string(), 0, "cannot create directory: " + ec.message());
   const DirLock lock((parent / ("." + name + ".lock")).string(), opts.out_dir);
-  // What a killed prepare left behind (only this lock's holder builds here).
-  for (const auto& e : fs::directory_iterator(parent, ec))
-    if (const auto f = e.path().filename().string(); f.rfind(name + ".building", 0) == 0 || f.rfind(name + ".replaced", 0) == 0)
-      remove_tree(e.path().string());
   if (fs::exists(out)) {
     if (!fs::is_directory(out)) throw input_error(opts.out_dir, 0, "exists and is not a directory");
     if (!fs::is_empty(out) && !opts.force)
@@ -564,23 +560,24 @@ nlohmann::json prepare_data(const PrepareOptions& opts, std::ostream& log) {
                             ? "already holds a prepared data set; --force replaces it, or choose another --out"
                             : "is not empty; prepare writes a new directory (--force replaces everything in it)");
   }
-  const std::string pid = std::to_string(::getpid());
+  // What is read must survive the write: --out is none of the inputs, holds none, lies in none.
+  std::vector<std::pair<std::string, std::string>> sources = {{"--vocab-from", opts.vocab_from}};
+  for (const auto* f : {&opts.train_src, &opts.train_tgt, &opts.valid_src, &opts.valid_tgt})
+    if (!f->empty()) sources.emplace_back("an input file", *f);
+  for (const auto& [src, tgt] : opts.tests)
+    for (const auto* f : {&src, &tgt})
+      if (!f->empty()) sources.emplace_back("a test file", *f);
+  StagedDirectory staged(out.string(), opts.force, "yoke prepare", sources);
   PrepareOptions build = opts;
   if (build.threads <= 0) build.threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  build.out_dir = (parent / (name + ".building" + pid)).string();
-  fs::create_directories(build.out_dir, ec);
-  if (ec) throw input_error(build.out_dir, 0, "cannot create directory: " + ec.message());
+  build.out_dir = staged.path();
   nlohmann::json meta;
   try {
     meta = prepare_into(build, log);
-  } catch (...) {
-    remove_tree(build.out_dir);
-    throw;
+  } catch (const InputError& e) {
+    throw InputError(staged.as_out(e.what()));
   }
-  const fs::path replaced = parent / (name + ".replaced" + pid);
-  if (fs::exists(out)) fs::rename(out, replaced);
-  fs::rename(build.out_dir, out);
-  remove_tree(replaced.string());
+  staged.commit();
   return meta;
 }
 

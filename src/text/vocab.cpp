@@ -14,6 +14,7 @@
 #include "text/spm_api.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 namespace {
@@ -140,6 +141,7 @@ void train_vocab_from(const VocabTrainOptions& opts, const SentenceSource& next)
 
 Vocab Vocab::load(const std::string& model_path) {
   std::error_code ec;
+  require_regular_file(model_path, "SentencePiece model", uint64_t(1) << 30);
   if (!std::filesystem::is_regular_file(model_path, ec))
     throw input_error(model_path, 0, "cannot open: no such file");
   std::shared_ptr<spm::Processor> sp(spm::api().new_processor());

@@ -13,6 +13,7 @@
 #include "train/process_group.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 #include "util/json_file.h"
 
 namespace yoke {
@@ -20,6 +21,7 @@ namespace yoke {
 class MetricsLog {
  public:
   MetricsLog(const std::string& path, int64_t resumed_update) : path_(path) {
+    require_regular_file(path, "metrics log");  // a FIFO here would block the run before its first update
     std::string kept;
     if (resumed_update >= 0)
       for (const auto& j : read_json_lines(path)) {

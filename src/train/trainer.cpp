@@ -12,6 +12,7 @@
 #include "batch/lm_batch.h"
 #include "store/checkpoint.h"
 #include "store/model_files.h"
+#include "store/run_folder.h"
 #include "store/model_store.h"
 #include "text/binarized.h"
 #include "text/corpus.h"
@@ -84,6 +85,7 @@ class Trainer {
   ValidationSet valid_;
   nlohmann::json vocab_checksums_;  // of the data's vocabularies, recorded in every checkpoint
   nlohmann::json train_checksums_;  // of the training files, recorded in every checkpoint (train/resume.h)
+  std::string run_id_;              // this run's identity, in every checkpoint, kept on resume (store/run_folder.h)
   LoopState st_;
   std::unique_ptr<ProcessGroup> group_;
   DistributedEnv env_;
@@ -176,18 +178,22 @@ void Trainer::save(const std::string& reason) {
   c.meta = {{"config", cfg_.to_json()}, {"state", st_.to_json()}, {"optimizer_steps", opt_->steps()},
             {"reason", reason}, {"format", 1}, {"world_size", world()},
             {"batches_per_update", int64_t(cfg_.update_freq) * world()}, {"vocab", vocab_checksums_},
-            {"train_data", train_checksums_}};
+            {"train_data", train_checksums_}, {"run", run_id_}};
   put_model_weights(c, module_state(*model_));
   const fs::path dir(cfg_.save_dir);
+  // checkpoint_last first: a kill before the numbered copy below loses one averaging candidate,
+  // where the other order could leave a folder of checkpoints with nothing to resume from
+  // (which a new run would then refuse, store/run_folder.h).
+  Checkpoint last = c;
+  last.tensors["optimizer.exp_avg"] = opt_->exp_avg();
+  last.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
+  save_checkpoint((dir / kCheckpointLast).string(), last);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
   if (reason == "valid" || reason == "interval") {
     save_checkpoint((dir / numbered_checkpoint_name(st_.update)).string(), c);
     const auto numbered = numbered_checkpoints(dir.string());
     for (size_t i = 0; i + size_t(std::max(1, cfg_.keep_last)) < numbered.size(); ++i) fs::remove(numbered[i].second);
   }
-  c.tensors["optimizer.exp_avg"] = opt_->exp_avg();
-  c.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
-  save_checkpoint((dir / kCheckpointLast).string(), c);
 }
 
 TrainResult Trainer::run() {
@@ -207,7 +213,14 @@ TrainResult Trainer::run() {
     vocab_checksums_ = vocab_checksums(cfg_.data);
     train_checksums_ = training_files_checksums(cfg_.data);
     check_resume(cfg_, vocab_checksums_, train_checksums_, log_);
-    if (!fs::exists(fs::path(cfg_.save_dir) / kCheckpointLast)) init_source = check_init_from(cfg_, vocab_checksums_);
+    const fs::path last = fs::path(cfg_.save_dir) / kCheckpointLast;
+    if (fs::exists(last)) {
+      run_id_ = read_checkpoint_header(last.string()).meta.value("run", std::string());
+    } else {
+      check_new_run_folder(cfg_.save_dir);
+      init_source = check_init_from(cfg_, vocab_checksums_);
+    }
+    if (run_id_.empty()) run_id_ = new_run_id();  // a new run, or one resumed from before runs had one
   }
   load_data();
   at::manual_seed(uint64_t(cfg_.seed));

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 
@@ -16,6 +17,7 @@ uint32_t crc32_update(uint32_t crc, const void* data, size_t bytes) {
 }
 
 uint32_t file_crc32(const std::string& path) {
+  require_regular_file(path, "file");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw input_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
   uint32_t crc = 0;

@@ -6,10 +6,12 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 
 nlohmann::json read_json(const std::string& path) {
+  require_regular_file(path, "JSON", uint64_t(256) << 20);  // meta.json, config.json, experiment.json, results
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, 0, "cannot open");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -25,6 +27,7 @@ nlohmann::json read_json(const std::string& path) {
 
 std::vector<nlohmann::json> read_json_lines(const std::string& path, const std::string& type) {
   std::vector<nlohmann::json> out;
+  require_regular_file(path, "JSON-lines log");
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line, nullptr, false);

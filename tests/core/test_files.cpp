@@ -1,4 +1,5 @@
 // The one atomic file writer, JSON reading with line numbers, and the data directory's meta.json.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json_file.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 namespace {
@@ -59,6 +61,27 @@ TEST(AtomicFile, CopyIsWholeOrNothing) {
   EXPECT_THROW(copy_file_atomically(dir + "/none.bin", dir + "/to.bin"), InputError);
   EXPECT_EQ(read_file(dir + "/to.bin"), big);  // a failed copy leaves the old file
   EXPECT_EQ(files_in(dir), 2u);
+}
+
+// Readers open regular files only: a pipe would block the open forever and a device never ends;
+// sizes are capped where a file states what it is. None of these opens the file.
+TEST(RegularFile, PipesDevicesLoopsAndOversizedFilesAreRefusedUnopened) {
+  const std::string dir = temp_dir("regular");
+  const std::string fifo = dir + "/spm.model", zero = dir + "/meta.json", loop = dir + "/loop", big = dir + "/big.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", zero);
+  fs::create_symlink(loop, loop);
+  std::ofstream(big) << std::string(2000, ' ');
+  auto message = [](auto f) { return test::input_error_message(f); };
+  EXPECT_NE(message([&] { require_regular_file(fifo, "SentencePiece model"); }).find(fifo + ": is a pipe (FIFO)"),
+            std::string::npos);
+  EXPECT_NE(message([&] { read_json(zero); }).find(zero + ": is a device, not a JSON file"), std::string::npos);
+  EXPECT_NE(message([&] { read_json(loop); }).find("loop of symbolic links"), std::string::npos);
+  EXPECT_NE(message([&] { require_regular_file(big, "JSON", 999); }).find("is 2 kB, more than the 999 bytes"),
+            std::string::npos);
+  EXPECT_NE(message([&] { read_json_lines(fifo); }).find("is a pipe"), std::string::npos);
+  EXPECT_EQ(require_regular_file(big, "JSON", 2000), 2000u);
+  EXPECT_EQ(require_regular_file(dir + "/missing", "JSON"), 0u);  // the caller says what was expected
 }
 
 TEST(JsonFile, ParseErrorsNameTheFileAndLine) {

@@ -69,5 +69,59 @@ TEST(StagedDirectory, WhatAKilledWriterLeftIsRemovedByTheNext) {
   fs::remove_all(out.parent_path());
 }
 
+// --force replaces in one step: the new content in place, the old gone, no sibling left; and a
+// replacement killed between the two renames of the fallback (NAME missing, its old content in
+// ".NAME.replaced-PID" of a dead process) is put back by the next writer, never deleted unseen.
+TEST(StagedDirectory, AReplacementIsOneStepAndAnInterruptedOneIsRecovered) {
+  const auto out = fresh("data");
+  fs::create_directories(out);
+  std::ofstream(out / "old.txt") << "old";
+  {
+    StagedDirectory staged(out.string(), true, "test");
+    std::ofstream(fs::path(staged.path()) / "new.txt") << "new";
+    EXPECT_TRUE(staged.commit());
+  }
+  EXPECT_TRUE(fs::exists(out / "new.txt"));
+  EXPECT_FALSE(fs::exists(out / "old.txt"));
+  for (const auto& e : fs::directory_iterator(out.parent_path()))
+    EXPECT_EQ(e.path().filename().string().rfind(".data.", 0), std::string::npos) << e.path();
+
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const auto aside = out.parent_path() / (".data.replaced-" + std::to_string(gone));
+  fs::rename(out, aside);  // what the fallback leaves when killed between its renames
+  try {
+    StagedDirectory refused(out.string(), false, "test");  // the old content is back: not empty
+    FAIL() << "the recovered folder was not found";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not empty (it holds new.txt"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(out / "new.txt"));
+  EXPECT_FALSE(fs::exists(aside));
+  fs::remove_all(out.parent_path());
+}
+
+TEST(StagedDirectory, TheOutputIsNeverWhatItReadsNorHoldsItNorLiesInIt) {
+  const auto base = fresh("apart");
+  fs::create_directories(base / "model");
+  auto refusal = [&](const fs::path& out) {
+    try {
+      StagedDirectory staged(out.string(), true, "test", {{"--model", (base / "model").string()}});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(refusal(base / "model").find("is --model itself"), std::string::npos);
+  EXPECT_NE(refusal(base / "model" / "").find("is --model itself"), std::string::npos);
+  EXPECT_NE(refusal(base).find("holds --model"), std::string::npos);
+  EXPECT_NE(refusal(base / "model" / "export").find("lies inside --model"), std::string::npos);
+  EXPECT_NE(refusal(base / "." / "model" / ".." / "model").find("is --model itself"), std::string::npos);
+  EXPECT_EQ(refusal(base / "model-export"), "(accepted)");  // a sibling whose name starts the same
+  EXPECT_NE(refusal("").find("--out is empty"), std::string::npos);
+  fs::remove_all(base);
+}
+
 }  // namespace
 }  // namespace yoke

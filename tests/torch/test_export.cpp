@@ -157,8 +157,23 @@ TEST(Safetensors, DamagedFilesAreErrorsNamingTheFileAndTheFault) {
   const auto fifo = work_dir() / "pipe.safetensors";
   fs::remove(fifo);
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(error_of([&] { load_safetensors(fifo.string()); }).find(fifo.string() + ": is not a regular file (a pipe?)"),
+  EXPECT_NE(error_of([&] { load_safetensors(fifo.string()); }).find(fifo.string() + ": is a pipe (FIFO), not a"),
             std::string::npos);
+  // A header length past the reference implementation's 100 MB cap, in a sparse file as large as
+  // it claims: refused before the header is read (this took 3.2 GB and 57 s before the cap).
+  {
+    const auto huge = work_dir() / "huge-header.safetensors";
+    const uint64_t claimed = uint64_t(3) << 30;
+    {
+      std::ofstream f(huge, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(&claimed), 8);
+    }
+    fs::resize_file(huge, claimed + 8);
+    EXPECT_NE(error_of([&] { load_safetensors(huge.string()); }).find("its header claims 3.2 GB, more than the 100 MB"),
+              std::string::npos)
+        << error_of([&] { load_safetensors(huge.string()); });
+    fs::remove(huge);
+  }
   // A safetensors file that is not a yoke export: said so, not a missing-key crash.
   const auto plain = tensors_file("plain");
   EXPECT_NE(error_of([&] { read_exported_model(plain.string()); }).find(plain.string() + ": holds no yoke model"),

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -296,4 +297,67 @@ TEST(ResumeCli, FilesWithKeyBiasesTranslateAndResumeAsTheCurrentOnes) {
   ASSERT_EQ(update_in(legacy / "checkpoint_last.ykp"), 30);
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(at::equal(t, b.at(name))) << name;
+}
+
+// A run folder belongs to one run: a new run into a folder holding another run's checkpoints but
+// no checkpoint_last is refused, naming them, and `--force` removes that run's files (only those)
+// before training; every checkpoint carries its run's identity, which a resume keeps and
+// `yoke average` checks.
+TEST(ResumeCli, ANewRunNeverOverwritesAnotherRunsFolder) {
+  const auto dir = copy_of_trained("one-run");
+  fs::remove(dir / "checkpoint_last.ykp");
+  std::ofstream(dir / "notes.txt") << "the user's own file";
+  const auto best = slurp(dir / "checkpoint_best.ykp"), u20 = slurp(dir / "checkpoint_u20.ykp");
+  const auto log = work_dir() / "one-run.log";
+  EXPECT_EQ(run(train_args(dir, 10), log), 2) << slurp(log);
+  EXPECT_NE(slurp(log).find("holds another run's checkpoints (checkpoint_best.ykp, checkpoint_u10.ykp, "
+                            "checkpoint_u20.ykp)"),
+            std::string::npos)
+      << slurp(log);
+  EXPECT_EQ(slurp(dir / "checkpoint_best.ykp"), best);  // nothing touched
+  EXPECT_EQ(slurp(dir / "checkpoint_u20.ykp"), u20);
+  // --force: the earlier run's files go first, so nothing of it mixes with the new one.
+  ASSERT_EQ(run(with(train_args(dir, 10), {"--force"}), log), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("--force: removed"), std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(dir / "checkpoint_u20.ykp"));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  const std::string run_id = read_checkpoint_header((dir / "checkpoint_last.ykp").string()).meta.at("run");
+  EXPECT_EQ(run_id.size(), 16u);
+  EXPECT_EQ(read_checkpoint_header((dir / "checkpoint_u10.ykp").string()).meta.at("run"), run_id);
+  // A resume keeps the identity.
+  ASSERT_EQ(run(train_args(dir, 20), log), 0) << slurp(log);
+  EXPECT_EQ(read_checkpoint_header((dir / "checkpoint_u20.ykp").string()).meta.at("run"), run_id);
+
+  // Another run's numbered checkpoint dropped in among them: average refuses the mix.
+  const auto other = work_dir() / "one-run-other";
+  fs::remove_all(other);
+  ASSERT_EQ(run(train_args(other, 10), log), 0) << slurp(log);
+  fs::copy_file(other / "checkpoint_u10.ykp", dir / "checkpoint_u15.ykp");
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "3"}, log), 2);
+  EXPECT_NE(slurp(log).find("its checkpoints come from two runs"), std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(dir / "checkpoint_avg.ykp"));
+  fs::remove(dir / "checkpoint_u15.ykp");
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2"}, log), 0) << slurp(log);
+}
+
+// `average --out` is a checkpoint file name in the model directory, never another kind of file.
+TEST(ResumeCli, AverageWritesOnlyACheckpointInTheModelDirectory) {
+  const auto dir = copy_of_trained("average-out");
+  const auto log = work_dir() / "average-out.log";
+  const auto spm = slurp(dir / "spm.model");
+  for (const std::string out : std::vector<std::string>{"spm.model", "metrics.jsonl", "../x.ykp", (dir / "y.ykp").string(), "", "sub/z.ykp"}) {
+    EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2", "--out", out}, log), 2) << out;
+    EXPECT_NE(slurp(log).find("give a checkpoint file name in the model directory"), std::string::npos)
+        << out << ": " << slurp(log);
+  }
+  EXPECT_EQ(slurp(dir / "spm.model"), spm);
+  EXPECT_FALSE(fs::exists(work_dir() / "x.ykp"));
+  std::ofstream(dir / "notes.ykp") << "not a checkpoint";
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2", "--out", "notes.ykp"}, log), 2);
+  EXPECT_NE(slurp(log).find("is not a yoke checkpoint"), std::string::npos) << slurp(log);
+  EXPECT_EQ(slurp(dir / "notes.ykp"), "not a checkpoint");
+  // An earlier average is replaced.
+  ASSERT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "1", "--out", "avg2.ykp"}, log), 0);
+  EXPECT_EQ(run({YOKE_BINARY, "average", "--model", dir.string(), "--last", "2", "--out", "avg2.ykp"}, log), 0)
+      << slurp(log);
 }

@@ -244,6 +244,36 @@ TEST(ServeAbuse, TransferEncodingThatCannotFrameTheBodyGets400AndTheConnectionCl
   EXPECT_EQ(health_status(port), 200);
 }
 
+// HEAD has GET's headers and no content, so the next response on the connection is read as
+// itself (RFC 9110 §9.3.2); an absolute-form target is the path it names (RFC 9112 §3.2.2).
+TEST(ServeAbuse, HeadHasNoContentAndAbsoluteTargetsAreTheirPath) {
+  ServerProcess server;
+  const int port = start_server(server, "head", {});
+  ASSERT_GT(port, 0);
+  RawConnection c(port);
+  ASSERT_TRUE(c.connected());
+  c.send_all("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n"
+             "HEAD /translate HTTP/1.1\r\nHost: x\r\n\r\n"
+             "GET http://x:1234/health?probe=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string answer = c.read_to_end(10);
+  // Three responses, each whole: HEAD /health 200 and HEAD /translate 405 with a Content-Length and
+  // no content, then the absolute-form GET's 200 with its content.
+  std::vector<size_t> starts;
+  for (size_t at = answer.find("HTTP/1.1 "); at != std::string::npos; at = answer.find("HTTP/1.1 ", at + 1)) starts.push_back(at);
+  ASSERT_EQ(starts.size(), 3u) << answer;
+  const std::string head_ok = answer.substr(starts[0], starts[1] - starts[0]);
+  const std::string head_refused = answer.substr(starts[1], starts[2] - starts[1]);
+  const std::string get = answer.substr(starts[2]);
+  EXPECT_EQ(status_of(head_ok), 200) << head_ok;
+  EXPECT_EQ(status_of(head_refused), 405) << head_refused;
+  for (const auto* r : {&head_ok, &head_refused}) {
+    EXPECT_NE(r->find("Content-Length: "), std::string::npos) << *r;
+    EXPECT_EQ(r->size(), r->find("\r\n\r\n") + 4) << "content after the headers:\n" << *r;
+  }
+  EXPECT_EQ(status_of(get), 200) << get;
+  EXPECT_NE(get.find("\"status\""), std::string::npos) << get;
+}
+
 // A token from the environment (YOKE_SERVE_TOKEN): requests without it, or with another, get 401.
 TEST(ServeAbuse, TokenFromTheEnvironmentIsRequired) {
   ServerProcess server;
