@@ -8,6 +8,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 
@@ -23,6 +24,7 @@ std::vector<std::string> split_whitespace(const std::string& line) {
 }
 
 Corpus read_tokenized(const std::string& path) {
+  require_regular_file(path, "tokenized corpus");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, 0, "cannot open for reading");
   Corpus corpus;

@@ -12,6 +12,7 @@
 #include "align/align_files.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace yoke {
 
@@ -234,6 +235,7 @@ void write_pairs(const std::string& path, const std::vector<WordPair>& pairs,
 }
 
 std::vector<WordPair> read_pairs(const std::string& path, const PairingInput& vocab_only) {
+  require_regular_file(path, "pair file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, 0, "cannot open for reading");
   const auto src_index = word_index(vocab_only.src_words);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/config.h"
 #include "experiment/experiment_dir.h"
 #include "util/error.h"
 #include "util/json_file.h"
@@ -70,11 +71,29 @@ std::string first_difference(const nlohmann::json& recorded, const nlohmann::jso
   return where + ": " + before + " was registered, this call gives " + after;
 }
 
+// The design as a later yoke computes it, less the config keys that yoke added since the record
+// was made and that hold their default: a new key with its default changes no registered run, and
+// must not lock a folder out of a newer build.
+nlohmann::json comparable(nlohmann::json now, const nlohmann::json& recorded) {
+  if (!now.contains("variants") || !recorded.contains("variants")) return now;
+  const nlohmann::json defaults = Config{}.to_json();
+  for (auto& [name, cfg] : now["variants"].items()) {
+    if (!recorded["variants"].contains(name)) continue;
+    const auto& was = recorded["variants"][name];
+    std::vector<std::string> added;
+    for (const auto& [key, value] : cfg.items())
+      if (!was.contains(key) && defaults.contains(key) && defaults[key] == value) added.push_back(key);
+    for (const auto& key : added) cfg.erase(key);
+  }
+  return now;
+}
+
 void check_registration(nlohmann::json& record, const nlohmann::json& design, const std::string& out_dir,
                         const std::string& record_path) {
   const bool recorded = record.contains("registration");
   if (design.is_null() && !recorded) return;
-  if (!recorded || record["registration"].value("design", nlohmann::json()) != design) {
+  const nlohmann::json before = recorded ? record["registration"].value("design", nlohmann::json()) : nlohmann::json();
+  if (!recorded || before != comparable(design, before)) {
     if (has_finished_run(out_dir)) {
       if (design.is_null())
         throw input_error(record_path, 0,
@@ -86,7 +105,7 @@ void check_registration(nlohmann::json& record, const nlohmann::json& design, co
                           "is no registration; start the registered grid in another --out");
       throw input_error(record_path, 0,
                         "the registered design cannot change once a run has finished (" +
-                            first_difference(record["registration"]["design"], design) +
+                            first_difference(before, comparable(design, before)) +
                             "); restore the grid, or start the changed design in another --out");
     }
     // Nothing has finished: the design can still be fixed. What is recorded is the last one given.

@@ -217,8 +217,8 @@ TrainResult Trainer::run() {
     if (fs::exists(last)) {
       run_id_ = read_checkpoint_header(last.string()).meta.value("run", std::string());
     } else {
+      init_source = check_init_from(cfg_, vocab_checksums_);  // its refusals say more (init_from naming save_dir)
       check_new_run_folder(cfg_.save_dir);
-      init_source = check_init_from(cfg_, vocab_checksums_);
     }
     if (run_id_.empty()) run_id_ = new_run_id();  // a new run, or one resumed from before runs had one
   }

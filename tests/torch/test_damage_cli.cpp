@@ -66,17 +66,20 @@ TEST(DamageCli, WritesToAFullDeviceFailTheCommand) {
   EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
 }
 
-// metrics.jsonl was appended to without a look at the stream: a full disk lost the records of a
-// run that ended with exit 0.
-TEST(DamageCli, MetricsWrittenToAFullDeviceFailTheRun) {
+// metrics.jsonl in place of a device (/dev/full, or a pipe) is refused before the run starts, as
+// every file yoke opens must be a regular one (util/regular_file.h): writing into /dev/full once
+// ended a run with exit 0 and no records, and a pipe blocked its start. (A write that fails on a
+// full disk still stops the run naming the file: MetricsLog::write checks the stream.)
+TEST(DamageCli, MetricsInPlaceOfADeviceAreRefusedBeforeTheRun) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
   const auto dir = work_dir() / "metrics-full";
   fs::create_directories(dir);
   fs::create_symlink("/dev/full", dir / "metrics.jsonl");
   const auto log = work_dir() / "metrics-full.log";
   EXPECT_EQ(run(train_args(dir, 5), log), 2) << slurp(log);
-  EXPECT_NE(slurp(log).find((dir / "metrics.jsonl").string() + ": cannot write: No space left on device"),
+  EXPECT_NE(slurp(log).find((dir / "metrics.jsonl").string() + ": is a device, not a metrics log file"),
             std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(dir / "checkpoint_last.ykp"));
 }
 
 TEST(DamageCli, ZeroedTensorBytesInACheckpointAreCaught) {

@@ -356,6 +356,18 @@ TEST(Experiment, ARegisteredDesignCannotChangeOnceARunHasFinished) {
     EXPECT_NE(std::string(e.what()).find("/variants/cosine/patience"), std::string::npos) << e.what();
   }
   EXPECT_THROW(record(nullptr), InputError);  // dropping the registration
+  // A record made before a config key existed: the key at its default changes no run, so a newer
+  // yoke's design is the same; set otherwise, it is a change.
+  {
+    auto file = read_json(out / "experiment.json");
+    ASSERT_EQ(design["variants"]["dot"]["clip_norm"], 0.0);
+    file["registration"]["design"]["variants"]["dot"].erase("clip_norm");
+    std::ofstream(out / "experiment.json") << file.dump();
+    EXPECT_NO_THROW(record(design));
+    nlohmann::json clipped = design;
+    clipped["variants"]["dot"]["clip_norm"] = 1.0;
+    EXPECT_THROW(record(clipped), InputError);
+  }
   // A folder whose runs finished unregistered cannot be registered after the fact.
   const auto late = work_dir() / "registered-late";
   fs::remove_all(late);
