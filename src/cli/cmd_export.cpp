@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/model_export.h"
+#include "store/ctranslate2_export.h"
 #include "store/hf_export.h"
 #include "store/onnx_export.h"
 
@@ -37,10 +38,15 @@ int cmd_export(int argc, char** argv) {
               "norm = pre): config.json, model.safetensors, tokenizer.json and the ONNX graphs transformers.js\n"
               "loads (pipeline('translation', DIR)); it runs python/yoke_hf.py with the same packages. It\n"
               "needs one vocabulary for both sides, and with norm = pre one input embedding (tie = all or\n"
-              "src-tgt); what no architecture expresses is refused, naming the setting.\n\n"
+              "src-tgt); what no architecture expresses is refused, naming the setting.\n"
+              "--format ctranslate2 writes a CTranslate2 model directory (model.bin, config.json, the\n"
+              "vocabularies) from C++, no Python needed: translation and language models of arch\n"
+              "transformer, every tie, estimator and norm (the estimator folded into the output layer);\n"
+              "CTranslate2 quantizes it itself (compute_type=\"int8\"). python/yoke_ct2.py translates with it.\n\n"
               "example: yoke export --model runs/multi30k-ende --out export/multi30k-ende\n"
               "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-onnx --format onnx\n"
-              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-hf --format hf");
+              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-hf --format hf\n"
+              "         yoke export --model runs/multi30k-ende --out export/multi30k-ende-ct2 --format ctranslate2");
   std::string dir, out, checkpoint, format = "safetensors";
   bool force = false;
   cmd.add_option("--model", dir, "trained model directory")->type_name("DIR")->required();
@@ -48,7 +54,7 @@ int cmd_export(int argc, char** argv) {
       ->type_name("DIR")
       ->required();
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
-  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx", "hf"}))
+  cmd.add_option("--format", format, "file format of the weights")->type_name("F")->check(CLI::IsMember({"safetensors", "onnx", "hf", "ctranslate2"}))
       ->capture_default_str();
   add_checkpoint_option(cmd, checkpoint, "checkpoint file in DIR");
   if (!cmd.read(argc, argv)) return 0;
@@ -58,6 +64,8 @@ int cmd_export(int argc, char** argv) {
   } else if (format == "hf") {
     const PythonExporter exporter = find_hf_exporter();
     report("exported", export_hf(dir, out, checkpoint, exporter, force));
+  } else if (format == "ctranslate2") {
+    report("exported", export_ctranslate2(dir, out, checkpoint, force));
   } else {
     report("exported", export_model(dir, out, checkpoint, force));
   }
