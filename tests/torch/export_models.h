@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "model/transformer.h"
 #include "store/checkpoint.h"
+#include "store/model_files.h"
 #include "store/model_store.h"
 #include "text/data_meta.h"
 #include "text/vocab.h"
@@ -65,25 +66,29 @@ inline std::vector<Setting> settings() {
   };
 }
 
+// The word pairs of `data` for shared-private (yoke pair), into `out`.
+inline fs::path make_pairs(const fs::path& data, const fs::path& out) {
+  PairDataOptions o;
+  o.data_dir = data.string();
+  o.out_path = out.string();
+  std::ostringstream log;
+  pair_data(o, log);
+  return out;
+}
+
 inline const fs::path& pairs_file() {
-  static const fs::path p = [] {
-    PairDataOptions o;
-    o.data_dir = data_dir().string();
-    o.out_path = (work_dir() / "export-pairs.tsv").string();
-    std::ostringstream log;
-    pair_data(o, log);
-    return fs::path(o.out_path);
-  }();
+  static const fs::path p = make_pairs(data_dir(), work_dir() / "export-pairs.tsv");
   return p;
 }
 
 // A model directory with random weights (every parameter moved off its initial value, so that
-// norms and biases count too) and data_dir()'s vocabulary.
-inline fs::path model_dir(const Setting& s) {
+// norms and biases count too) and the vocabularies of `data` (data_dir(), or another prepared
+// directory: separate vocabularies; shared-private then takes `pairs`, made from `data`).
+inline fs::path model_dir(const Setting& s, const fs::path& data = data_dir(), const fs::path& pairs = {}) {
   const auto dir = work_dir() / ("export-model-" + s.name);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const auto meta = DataMeta::read(data_dir().string());
+  const auto meta = DataMeta::read(data.string());
   Config c;
   c.src_vocab_size = int(meta.src_vocab_size);
   c.tgt_vocab_size = int(meta.tgt_vocab_size);
@@ -95,9 +100,10 @@ inline fs::path model_dir(const Setting& s) {
   c.dropout = 0;
   c.max_positions = 64;
   s.set(c);
-  for (const char* f : {"spm.model", "spm.vocab"}) fs::copy_file(data_dir() / f, dir / f);
+  for (const char* f : kVocabularyFiles)
+    if (fs::exists(data / f)) fs::copy_file(data / f, dir / f);
   if (c.tie == Tie::shared_private) {
-    fs::copy_file(pairs_file(), dir / "pairs.tsv");
+    fs::copy_file(pairs.empty() ? pairs_file() : pairs, dir / "pairs.tsv");
     c.pairs = (dir / "pairs.tsv").string();
   }
   c.validate();
