@@ -10,7 +10,11 @@ PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-d
       # sentencepiece lets that module read and write text.
       pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece
       # `yoke export --format onnx` (python/yoke_onnx.py): the ONNX checker.
-      python3-onnx)
+      python3-onnx
+      # The CTranslate2 build in ../shared/peers/ctranslate2 (tests/torch/test_ctranslate2_export.cpp,
+      # bench/decode_peers.sh): its runtime. Its libopenblas.so.0 comes from libopenblas0-pthread above
+      # (what the libopenblas0 metapackage would choose); python3-numpy is listed above.
+      libdnnl2 libgomp1)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

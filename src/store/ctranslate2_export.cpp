@@ -159,7 +159,6 @@ ExportResult export_ctranslate2(const std::string& dir, const std::string& out, 
   StagedDirectory staged(out, replace, "yoke export");
   const LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   const Config& c = m.config;
-  check_ctranslate2_expressible(c);
   const bool lm = c.task == Task::lm;
   at::NoGradGuard no_grad;
   const WordEmbeddings& emb = *m.model->embeddings;

@@ -28,6 +28,7 @@
 #include "margin.h"
 #include "multi30k_small.h"
 #include "store/ctranslate2_export.h"
+#include "store/ctranslate2_model_file.h"
 #include "store/model_store.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
@@ -148,6 +149,43 @@ std::string ids_text(const std::vector<int64_t>& ids) {
 }
 
 }  // namespace
+
+// model.bin's bytes for a small model, spelled out from model_spec.py's _serialize: the header,
+// the stored variables in name order (the int16 scalar among them), then the alias of the repeat.
+TEST(Ctranslate2ModelFile, TheBytesAreModelSpecsSerialization) {
+  CTranslate2Model m;
+  m.spec = "TransformerSpec";
+  m.revision = 7;
+  m.variables["b/weight"] = at::tensor({1.5f, -2.0f});
+  m.variables["a/num_heads"] = at::scalar_tensor(4, at::kShort);
+  m.variables["c/weight"] = at::tensor({1.5f, -2.0f});  // equal to b/weight: an alias
+  m.variables["d/flag"] = at::scalar_tensor(1, at::kChar);
+  const auto path = work_dir() / "ct2-format.bin";
+  const auto w = write_ctranslate2_model(path.string(), m);
+  EXPECT_EQ(w.stored, 3u);
+  EXPECT_EQ(w.aliases, 1u);
+  std::string want;
+  auto u8 = [&](uint8_t v) { want.push_back(char(v)); };
+  auto u16 = [&](uint16_t v) { want.append(reinterpret_cast<const char*>(&v), 2); };
+  auto u32 = [&](uint32_t v) { want.append(reinterpret_cast<const char*>(&v), 4); };
+  auto str = [&](const std::string& s) { u16(uint16_t(s.size() + 1)), want += s, u8(0); };
+  u32(6), str("TransformerSpec"), u32(7), u32(3);
+  str("a/num_heads"), u8(0), u8(2), u32(2), u16(4);
+  str("b/weight"), u8(1), u32(2), u8(0), u32(8);
+  for (float f : {1.5f, -2.0f}) want.append(reinterpret_cast<const char*>(&f), 4);
+  str("d/flag"), u8(0), u8(1), u32(1), u8(1);
+  u32(1), str("c/weight"), str("b/weight");
+  EXPECT_TRUE(slurp(path) == want) << "model.bin differs from the format's bytes";
+
+  m.variables["e/double"] = at::zeros({2}, at::kDouble);
+  try {
+    write_ctranslate2_model(path.string(), m);
+    ADD_FAILURE() << "a float64 variable was written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": variable e/double has dtype Double"), std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(Ctranslate2Export, ConvolutionsAreRefusedByNameAndEverythingElseIsHeld) {
   Config c;
