@@ -156,7 +156,7 @@ ExportResult export_ctranslate2(const std::string& dir, const std::string& out, 
     throw input_error(r.from, 0, "is an int8 model (`yoke quantize`): its weights are rounded to int8; export the fp32 "
                                  "model it was made from, and let CTranslate2 quantize it (compute_type=\"int8\")");
   check_ctranslate2_expressible(checkpoint_config(meta, r.from));
-  StagedDirectory staged(out, replace, "yoke export");
+  StagedDirectory staged(out, replace, "yoke export", {{"--model", dir}});
   const LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   const Config& c = m.config;
   const bool lm = c.task == Task::lm;
