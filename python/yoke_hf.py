@@ -231,15 +231,27 @@ class EncoderGraph(torch.nn.Module):
 class DecoderGraph(torch.nn.Module):
     """transformers.js's decoder_model_merged without the use_cache_branch If: the cross-attention's
     keys and values are computed from encoder_hidden_states at every step (transformers.js passes
-    it every step and feeds only the inputs a graph declares)."""
+    it every step and feeds only the inputs a graph declares).
 
-    def __init__(self, m):
+    One addition to the architecture: where the input token is eos, the logits are 0 for eos and
+    −inf for every other token, so that a row that has ended goes on ending. transformers.js's
+    generate() (4.3.1, models/modeling_utils.js) keeps no record of finished rows: each step it
+    appends every row's argmax, and its EosTokenCriteria stops only when the *last* token of every
+    row is eos at once. Python transformers pads finished rows; transformers.js feeds them back, and
+    a model that does not predict eos after eos would write on after its end in any batch whose
+    rows end at different steps. Nothing else reads a logit whose input is eos (a target's last
+    input precedes its eos), and Python transformers reads model.safetensors, not these graphs."""
+
+    def __init__(self, m, vocab_size):
         super().__init__()
         self.m = m
+        self.after_eos = torch.full((vocab_size,), float("-inf"))
+        self.after_eos[yoke_torch.EOS] = 0.0
 
     def forward(self, input_ids, encoder_attention_mask, encoder_hidden_states, *past_flat):
         past = [(past_flat[2 * i], past_flat[2 * i + 1]) for i in range(len(past_flat) // 2)]
         logits, present = self.m.decode(input_ids, encoder_attention_mask, encoder_hidden_states, past)
+        logits = torch.where((input_ids == yoke_torch.EOS).unsqueeze(-1), self.after_eos, logits)
         return (logits, *[x for kv in present for x in kv])
 
 
@@ -269,7 +281,7 @@ def export_onnx(tensors, config, arch, out_dir):
             names_out.append(f"present.{i}.decoder.{kv}")
             dyn[names_in[-1]] = {0: "batch_size", 2: "past_decoder_sequence_length"}
             dyn[names_out[-1]] = {0: "batch_size", 2: "past_decoder_sequence_length + 1"}
-    torch.onnx.export(DecoderGraph(m), (torch.tensor([[9, 10], [11, 12]]), mask, memory, *past),
+    torch.onnx.export(DecoderGraph(m, tensors["lm_head.weight"].shape[0]), (torch.tensor([[9, 10], [11, 12]]), mask, memory, *past),
                       os.path.join(onnx_dir, "decoder_model_merged.onnx"), opset_version=OPSET,
                       input_names=["input_ids", "encoder_attention_mask", "encoder_hidden_states"] + names_in,
                       output_names=["logits"] + names_out, dynamic_axes=dyn)
