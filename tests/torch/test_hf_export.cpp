@@ -1,12 +1,14 @@
 // `yoke export --format hf` in transformers.js (npm's @huggingface/transformers, js/hf_pipeline.js):
 // which settings become which architecture and which are refused by name; on small random models
 // of every setting it accepts, the logits of a batch within 1e-4 of yoke's through the exported
-// graphs; on a small model trained on Multi30k, pipeline('translation', DIR)'s greedy translations
-// of 100 test sentences are `yoke translate --beam 1`'s and its tokenizer's ids are SentencePiece's.
-// Skipped, saying why, without node and js/node_modules/@huggingface/transformers (cd js && npm ci),
+// graphs (and eos forced after eos); on a small model trained on Multi30k, pipeline('translation',
+// DIR)'s greedy translations of 100 test sentences in batches of 32 are `yoke translate --beam 1`'s
+// and its tokenizer's ids are SentencePiece's.
+// Skipped, saying why, without node and js/node_modules/@huggingface/transformers (scripts/install-deps.sh),
 // without python3-onnx, and (the Multi30k test) without ../shared/data.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -14,6 +16,7 @@
 
 #include "cli_helpers.h"
 #include "config/config.h"
+#include "decode/search.h"
 #include "export_models.h"
 #include "js_tools.h"
 #include "margin.h"
@@ -49,6 +52,47 @@ std::string refusal(const Config& c, bool joint = true) {
   } catch (const InputError& e) {
     return e.what();
   }
+}
+
+// yoke's greedy search on one sentence as the model in this process computes it: the smallest gap
+// between the best and the second-best logit (pad and bos left out: neither search emits them) over
+// the steps that choose the translation and its eos, whether it ended within `limit` tokens, and
+// whether the model's best token after that eos is eos again.
+struct GreedyPath {
+  double smallest_gap = 0;
+  bool ended = false, eos_after_eos = false;
+};
+
+std::vector<GreedyPath> greedy_paths(const fs::path& model_dir, const std::vector<std::string>& sentences, int limit) {
+  const auto m = load_model(model_dir.string());
+  SearchOptions opts;
+  opts.beam = 1;
+  opts.max_len_a = 0;
+  opts.max_len_b = limit;
+  at::NoGradGuard no_grad;
+  std::vector<GreedyPath> paths;
+  for (const auto& sentence : sentences) {
+    std::vector<int64_t> src_ids;
+    for (const int id : m.src_vocab.encode(sentence)) src_ids.push_back(id);
+    src_ids.push_back(Vocab::eos);
+    const auto src = at::tensor(src_ids, at::kLong).unsqueeze(0);
+    const auto hyp = greedy_search(*m.model, src, opts).at(0);
+    GreedyPath p;
+    p.ended = int(hyp.size()) < limit;
+    std::vector<int64_t> tgt_ids{Vocab::bos};
+    tgt_ids.insert(tgt_ids.end(), hyp.begin(), hyp.end());
+    if (p.ended) tgt_ids.push_back(Vocab::eos);
+    auto enc = m.model->encode(src);
+    auto logits = m.model->logits(m.model->decode(at::tensor(tgt_ids, at::kLong).unsqueeze(0), &enc))[0].to(at::kDouble);
+    logits.select(1, Vocab::pad).fill_(-INFINITY);
+    logits.select(1, Vocab::bos).fill_(-INFINITY);
+    const int64_t steps = int64_t(hyp.size()) + (p.ended ? 1 : 0);  // rows that chose hyp's tokens and its eos
+    const auto top = std::get<0>(logits.narrow(0, 0, steps).topk(2, 1));
+    p.smallest_gap = (top.select(1, 0) - top.select(1, 1)).min().item<double>();
+    if (p.ended) p.eos_after_eos = logits[steps].argmax().item<int64_t>() == Vocab::eos;
+    paths.push_back(p);
+  }
+  return paths;
 }
 
 }  // namespace
@@ -113,6 +157,7 @@ TEST(HfExport, EveryExpressibleSettingGivesYokesLogitsInTransformersJs) {
     export_model(dir.string(), st.string());
     auto m = load_model(st.string());
     auto [src, tgt] = parity_batch(m.config.tgt_vocab_size, 5);
+    tgt[1][4] = Vocab::eos;  // an input eos within a row: its logits are forced (below), the rest are the model's
     at::NoGradGuard no_grad;
     auto enc = m.model->encode(src);
     expected[s.name] = m.model->logits(m.model->decode(tgt, &enc));
@@ -145,9 +190,17 @@ TEST(HfExport, EveryExpressibleSettingGivesYokesLogitsInTransformersJs) {
     args.push_back((work_dir() / ("hf-" + s.name + "-in.safetensors")).string());
     args.push_back((work_dir() / ("hf-" + s.name + "-out.safetensors")).string());
     ASSERT_EQ(run(args, log), 0) << s.name << "\n" << slurp(log);
-    const auto got = load_safetensors(args.back()).tensors.at("logits");
-    const auto& want = expected.at(s.name);
+    auto got = load_safetensors(args.back()).tensors.at("logits");
+    auto want = expected.at(s.name).clone();
     ASSERT_EQ(got.sizes(), want.sizes()) << s.name;
+    // After an input eos the decoder graph puts everything on eos (0 for eos, −inf for the rest:
+    // transformers.js feeds a finished row back, python/yoke_hf.py's DecoderGraph); the model's
+    // logits everywhere else.
+    auto after_eos = at::full({got.size(2)}, -INFINITY, got.options());
+    after_eos[Vocab::eos] = 0.0f;
+    EXPECT_TRUE(at::equal(got[1][4], after_eos)) << s.name << ": the logits after an input eos";
+    got[1][4].zero_();
+    want[1][4].zero_();
     // fp32 on both sides in other operation orders (the estimator folded into lm_head, k|v split,
     // ORT's kernels): the same bound as the ONNX export's (test_onnx.cpp).
     YOKE_EXPECT_AT_MOST((got - want).abs().max().item<double>(), 1e-4) << s.name;
@@ -168,16 +221,20 @@ TEST(HfExport, ASettingNoArchitectureExpressesIsRefusedAndLeavesNothingBehind) {
     EXPECT_EQ(e.path().filename().string().find(".hf-refused.partial"), std::string::npos) << e.path();
 }
 
-// The Multi30k model of multi30k_small.h, tied and pre-norm (Blenderbot, as the reference config
-// configs/multi30k-ende.conf), as a transformers.js user runs it.
+// The Multi30k model of multi30k_small.h, pre-norm with tie = src-tgt (Blenderbot), as a
+// transformers.js user runs it: in batches of 32, whose rows end at different steps. Weakly trained,
+// it does not go on predicting eos after eos (a tie = all model does, which hid a batch's finished
+// rows writing on after their end: transformers.js's generate() keeps no record of finished rows,
+// python/yoke_hf.py's DecoderGraph forces eos after eos).
 TEST(HfExport, Multi30kPipelineTranslationsAreYokesGreedyOnesAndItsTokenizerIsSentencePiece) {
   SKIP_WITHOUT_TRANSFORMERS_JS();
-  const auto m30k = multi30k_small_model("hf-m30k", {"--tie", "all"});
+  const auto m30k = multi30k_small_model("hf-m30k", {"--tie", "src-tgt"});
   if (m30k.model.empty()) GTEST_SKIP() << YOKE_SHARED_DIR << "/data/multi30k is absent: the Multi30k check is skipped";
   const auto out = work_dir() / "hf-m30k-export", log = work_dir() / "hf-m30k-export.log";
   fs::remove_all(out);
   ASSERT_EQ(run({YOKE_BINARY, "export", "--model", m30k.model.string(), "--out", out.string(), "--format", "hf"}, log), 0)
       << slurp(log);
+  EXPECT_EQ(read_json((out / "config.json").string()).at("model_type"), "blenderbot");
   const std::string input = m30k.test_source().string();
   const auto sentences = read_lines(input);
   ASSERT_EQ(sentences.size(), 100u);
@@ -196,17 +253,32 @@ TEST(HfExport, Multi30kPipelineTranslationsAreYokesGreedyOnesAndItsTokenizerIsSe
 
   // Greedy search with one length limit on both sides: yoke's a·|x| + b per sentence is not a
   // setting transformers.js has, so yoke gets b = 64, a = 0 and transformers.js max_new_tokens = 64.
+  const int limit = 64;
+  const auto paths = greedy_paths(m30k.model, sentences, limit);
+  // The batch is tested only if rows that ended would write on: measured 97 of 100.
+  size_t writes_on = 0;
+  for (const auto& p : paths) writes_on += p.ended && !p.eos_after_eos;
+  YOKE_EXPECT_AT_LEAST(double(writes_on), 30.0) << "lines whose model does not predict eos after their eos";
+
   const auto yoke = lines_of(output_of({YOKE_BINARY, "translate", "--model", m30k.model.string(), "--input", input,
-                                        "--beam", "1", "--threads", "1", "--max-len-a", "0", "--max-len-b", "64"}));
+                                        "--beam", "1", "--threads", "1", "--max-len-a", "0", "--max-len-b",
+                                        std::to_string(limit)}));
   auto translate = hf_pipeline(out, "translate");
-  translate.insert(translate.end(), {"--input", input, "--max-new-tokens", "64", "--batch", "32"});
+  translate.insert(translate.end(), {"--input", input, "--max-new-tokens", std::to_string(limit), "--batch", "32"});
   const auto js = lines_of(output_of(translate));
   ASSERT_EQ(yoke.size(), 100u);
   ASSERT_EQ(js.size(), yoke.size());
-  size_t distinct = 0;
+  // Line for line where no step is a near tie: both sides' logits are within 1e-4 of the model's
+  // (the test above; measured 3e-6), so a gap of 1e-3 between the best two tokens cannot flip.
+  // Measured: the smallest gaps 1e-5 and 6e-4, 98 lines compared; 100 of 100 lines equal, 0 of 100
+  // with an export whose graph does not force eos after eos.
+  size_t distinct = 0, compared = 0;
   for (size_t i = 0; i < yoke.size(); ++i) {
-    EXPECT_EQ(js[i], yoke[i]) << "line " << i + 1;
     distinct += i == 0 || yoke[i] != yoke[i - 1];
+    if (paths[i].smallest_gap < 1e-3) continue;
+    ++compared;
+    EXPECT_EQ(js[i], yoke[i]) << "line " << i + 1 << " (batch " << i / 32 + 1 << ")";
   }
+  YOKE_EXPECT_SHORTFALL(double(compared), 90.0, 100.0) << compared << " lines without a near tie";
   EXPECT_GT(distinct, 50u) << "the model translates too few sentences differently to test the search";
 }
