@@ -30,7 +30,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # ONNX Runtime for node and transformers.js (js/: the ONNX and Hugging Face export tests): ~140 MB
 # from npm, some seconds; only where npm is (the tests skip with a message without it).
-# --onnxruntime-node-install=skip: no CUDA binaries.
+# ONNXRUNTIME_NODE_INSTALL=skip / --onnxruntime-node-install=skip: onnxruntime-node's postinstall would
+# download CUDA 12 libraries from api.nuget.org (a plain npm ci fails where only npm is reachable);
+# the CPU runtime yoke uses comes in the npm package.
 js_dir="$(cd "$(dirname "$0")/../js" && pwd)"
 if command -v npm >/dev/null && { [ ! -d "$js_dir/node_modules/onnxruntime-node" ] ||
                                   [ ! -d "$js_dir/node_modules/@huggingface/transformers" ]; }; then
