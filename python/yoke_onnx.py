@@ -255,4 +255,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OSError as e:  # a full disk, a missing or unwritable path: one line naming it, as yoke says it
+        sys.exit(f"yoke_onnx: {str(e.filename) + ': ' if e.filename else ''}{e.strerror or e}")

@@ -308,7 +308,7 @@ std::vector<int> Config::decoder_kernel_sizes() const {
 }
 
 Config load_config_file(const std::string& path) {
-  require_regular_file(path, "config", uint64_t(16) << 20);
+  require_regular_file(path, "config file", uint64_t(16) << 20);
   std::ifstream in(path);
   if (!in) throw input_error(path, 0, "cannot open config file");
   Config cfg;

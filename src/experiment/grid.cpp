@@ -129,7 +129,7 @@ Config Grid::run_config(const GridVariant& variant, int seed, const std::vector<
 }
 
 Grid load_grid(const std::string& path, const std::vector<std::string>& overrides) {
-  require_regular_file(path, "grid", uint64_t(16) << 20);
+  require_regular_file(path, "grid file", uint64_t(16) << 20);
   std::ifstream in(path);
   if (!in) throw input_error(path, 0, "cannot open grid file");
   Grid g;

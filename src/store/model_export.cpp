@@ -15,6 +15,7 @@
 #include "text/vocab_files.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/json_file.h"
 
 namespace fs = std::filesystem;
 
@@ -77,9 +78,21 @@ ExportResult export_model(const std::string& dir, const std::string& out, const 
 Checkpoint read_exported_model(const std::string& path) {
   SafeTensors file = load_safetensors(path);
   const auto& md = file.metadata;
-  if (!md.count("format") || md.at("format") != kFormat || !md.count("config"))
+  if (!md.count("format") || md.at("format") != kFormat || !md.count("config")) {
+    // A Hugging Face directory (`yoke export --format hf` writes one) has its config beside it.
+    const fs::path hf_config = fs::path(path).parent_path() / "config.json";
+    std::string model_type;
+    try {
+      if (fs::is_regular_file(hf_config)) model_type = read_json(hf_config.string()).value("model_type", std::string());
+    } catch (const std::exception&) {
+    }
+    if (!model_type.empty())
+      throw input_error(path, 0, "is a Hugging Face model (" + model_type + ", " + hf_config.string() +
+                                     "), not a yoke export: read such a directory with `yoke import --format hf`, or "
+                                     "use the yoke model directory it was exported from (docs/export.md)");
     throw input_error(path, 0, "holds no yoke model: its metadata lacks \"format\": \"yoke\" and the model's \"config\" "
                                "(files written by `yoke export` have them; docs/export.md)");
+  }
   Checkpoint c;
   try {
     if (md.count("format_version")) {

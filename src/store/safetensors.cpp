@@ -80,7 +80,7 @@ SafeTensorsIndex read_safetensors_index(const std::string& path) {
   auto fail = [&](const std::string& what) { return input_error(path, 0, "corrupt safetensors file: " + what); };
   std::error_code ec;
   // Opening a pipe for reading waits for a writer, and its size is unknown: only files are read.
-  require_regular_file(path, "safetensors");
+  require_regular_file(path, "safetensors file");
   const uint64_t size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
   if (ec || !in) throw input_error(path, 0, "cannot open safetensors file" + (ec ? ": " + ec.message() : std::string()));

@@ -11,7 +11,7 @@
 namespace yoke {
 
 nlohmann::json read_json(const std::string& path) {
-  require_regular_file(path, "JSON", uint64_t(256) << 20);  // meta.json, config.json, experiment.json, results
+  require_regular_file(path, "JSON file", uint64_t(256) << 20);  // meta.json, config.json, experiment.json, results
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, 0, "cannot open");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -32,8 +32,8 @@ uint64_t require_regular_file(const std::string& path, const std::string& what, 
                        : S_ISDIR(st.st_mode)                          ? "a directory"
                        : S_ISSOCK(st.st_mode)                         ? "a socket"
                                                                       : "not a regular file";
-    throw input_error(path, 0, std::string("is ") + kind + ", not a " + what + " file: yoke reads " + what +
-                                   "s from regular files only (a pipe would wait for a writer, a device never ends)");
+    throw input_error(path, 0, std::string("is ") + kind + " where a " + what + " should be: yoke reads regular files "
+                                   "only (a pipe would wait for a writer, a device never ends)");
   }
   const uint64_t size = uint64_t(st.st_size);
   if (size > max_bytes)

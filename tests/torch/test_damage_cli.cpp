@@ -77,7 +77,7 @@ TEST(DamageCli, MetricsInPlaceOfADeviceAreRefusedBeforeTheRun) {
   fs::create_symlink("/dev/full", dir / "metrics.jsonl");
   const auto log = work_dir() / "metrics-full.log";
   EXPECT_EQ(run(train_args(dir, 5), log), 2) << slurp(log);
-  EXPECT_NE(slurp(log).find((dir / "metrics.jsonl").string() + ": is a device, not a metrics log file"),
+  EXPECT_NE(slurp(log).find((dir / "metrics.jsonl").string() + ": is a device where a metrics log should be"),
             std::string::npos) << slurp(log);
   EXPECT_FALSE(fs::exists(dir / "checkpoint_last.ykp"));
 }
