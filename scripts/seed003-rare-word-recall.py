@@ -56,12 +56,11 @@ Usage: scripts/seed003-rare-word-recall.py [EXPERIMENT_DIR [MULTI30K_DIR [OUT_DI
 import collections
 import gzip
 import json
-import math
 import os
 import re
 import sys
 
-from scipy import stats
+from welch import welch  # scripts/welch.py
 
 SYSTEMS = ["vanilla", "decoder", "shared-private"]
 SEEDS = [1, 2, 3, 4, 5]
@@ -106,23 +105,6 @@ def band_of(count):
     return None
 
 
-def welch(a, b, level):
-    """Interval of mean(b) - mean(a) at `level`, two-sided, Welch-Satterthwaite df."""
-    na, nb = len(a), len(b)
-    ma, mb = sum(a) / na, sum(b) / nb
-    va = sum((x - ma) ** 2 for x in a) / (na - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (nb - 1)
-    se2 = va / na + vb / nb
-    delta = mb - ma
-    if se2 == 0:
-        return {"delta": delta, "se": 0.0, "df": None, "level": level, "lo": delta, "hi": delta,
-                "p": 1.0 if delta == 0 else 0.0}
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    se = math.sqrt(se2)
-    t = stats.t.ppf(1 - (1 - level) / 2, df)
-    p = 2 * stats.t.sf(abs(delta) / se, df)
-    return {"delta": delta, "se": se, "df": df, "level": level, "lo": delta - t * se,
-            "hi": delta + t * se, "p": p}
 
 
 def verdict(iv, claimed_sign):

@@ -46,12 +46,11 @@ Usage: scripts/seed004-exercise3-tying-gap.py [RESULTS_DIR [OUT_DIR]]   (RESULTS
 """
 import glob
 import json
-import math
 import os
 import statistics
 import sys
 
-from scipy import stats
+from welch import welch  # scripts/welch.py
 
 ALPHA = 0.05
 WINDOW = 100
@@ -62,21 +61,6 @@ SETS = [  # (name, folder, untied variant, tied variant, role)
 ]
 
 
-def welch(a, b, level):
-    na, nb = len(a), len(b)
-    ma, mb = sum(a) / na, sum(b) / nb
-    va = sum((x - ma) ** 2 for x in a) / (na - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (nb - 1)
-    se2 = va / na + vb / nb
-    delta = mb - ma
-    if se2 == 0:
-        return {"delta": delta, "se": 0.0, "df": None, "level": level, "lo": delta, "hi": delta,
-                "p": 1.0 if delta == 0 else 0.0}
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    se = math.sqrt(se2)
-    t = stats.t.ppf(1 - (1 - level) / 2, df)
-    return {"delta": delta, "se": se, "df": df, "level": level, "lo": delta - t * se,
-            "hi": delta + t * se, "p": 2 * stats.t.sf(abs(delta) / se, df)}
 
 
 def sign_reading(iv):

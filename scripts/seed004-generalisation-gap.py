@@ -54,11 +54,10 @@ Usage: scripts/seed004-generalisation-gap.py [RESULTS_DIR [OUT_DIR]]
 """
 import glob
 import json
-import math
 import os
 import sys
 
-from scipy import stats
+from welch import welch  # scripts/welch.py
 
 ALPHA = 0.05
 WINDOW = 100  # updates before u* whose train records are averaged
@@ -69,21 +68,6 @@ COMPARISONS = [  # (name, folder, A, B); Delta = B - A, claimed < 0
 SECONDARY = [("translation", "seed003-decide-gpu", "vanilla", "shared-private")]
 
 
-def welch(a, b, level):
-    na, nb = len(a), len(b)
-    ma, mb = sum(a) / na, sum(b) / nb
-    va = sum((x - ma) ** 2 for x in a) / (na - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (nb - 1)
-    se2 = va / na + vb / nb
-    delta = mb - ma
-    if se2 == 0:
-        return {"delta": delta, "se": 0.0, "df": None, "level": level, "lo": delta, "hi": delta,
-                "p": 1.0 if delta == 0 else 0.0}
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    se = math.sqrt(se2)
-    t = stats.t.ppf(1 - (1 - level) / 2, df)
-    return {"delta": delta, "se": se, "df": df, "level": level, "lo": delta - t * se,
-            "hi": delta + t * se, "p": 2 * stats.t.sf(abs(delta) / se, df)}
 
 
 def verdict_below(iv):
