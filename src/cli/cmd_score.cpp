@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "util/error.h"
 #include "eval/score_files.h"
 
 namespace yoke::cli {
@@ -15,10 +16,14 @@ int cmd_score(int argc, char** argv) {
   std::string hyp, ref;
   bool lowercase = false, json = false;
   cmd.add_option("--hyp", hyp, "system output")->type_name("FILE")->required();
-  cmd.add_option("--ref", ref, "reference translations")->type_name("FILE")->required();
+  CLI::Option* ref_option = cmd.add_option("--ref", ref, "reference translations (one file)")->type_name("FILE")->required();
   cmd.add_flag("--lowercase", lowercase, "case-insensitive scores");
   cmd.add_flag("--json", json, "print one JSON object (bleu, chrf, chrf_pp, precisions, bp, sys_len, ref_len)");
   if (!cmd.read(argc, argv)) return 0;
+  // Options take their last value; a second reference would silently replace the first.
+  if (ref_option->count() > 1)
+    throw InputError("--ref given " + std::to_string(ref_option->count()) + " times: yoke score compares with one "
+                     "reference file (multi-reference BLEU is not supported); give one");
   auto j = score_files(hyp, ref, lowercase);
   if (json) {
     std::cout << j.dump() << std::endl;

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -247,6 +249,7 @@ int cmd_translate(int argc, char** argv) {
     TranslationProgress progress;
     progress.on_batch = on_batch;
     progress.on_ready = [&](const Translation& t) {
+      if (t.cut() || t.prefix_subwords >= limit) clear_progress_line();
       if (t.cut())
         std::cerr << input_name << ":" << t.index + 1 << ": warning: longer than the model's " << limit
                   << " source positions; translated its first " << limit << " subwords only\n";
@@ -266,17 +269,19 @@ int cmd_translate(int argc, char** argv) {
       // A file is read a window of lines at a time, each sorted into batches by length and written
       // in input order: memory stays flat whatever the file's size (bench/translate_memory.sh).
       LineReader reader(input);
-      Progress bar("translate", double(reader.file_bytes()) / 1e6, "MB", 30.0);
+      // Translations written to a terminal are their own progress: a bar there would run into them.
+      std::optional<Progress> bar;
+      if (*output_given || !::isatty(STDOUT_FILENO)) bar.emplace("translate", double(reader.file_bytes()) / 1e6, "MB", 30.0);
       std::vector<std::string> window;
       for (std::string line;;) {
         window.clear();
         while (window.size() < kFileWindow && reader.next(line)) window.push_back(std::move(line));
         if (window.empty()) break;
         translate_chunk(window, translated, os, [&](size_t) {
-          bar.update(double(reader.bytes_read()) / 1e6, std::to_string(translated) + " sentences");
+          if (bar) bar->update(double(reader.bytes_read()) / 1e6, std::to_string(translated) + " sentences");
         });
       }
-      bar.finish(std::to_string(translated) + " sentences");
+      if (bar) bar->finish(std::to_string(translated) + " sentences");
       return;
     }
     LineStream stream{size_t(buffer_size)};

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/progress.h"
 #include "util/thread_policy.h"
 #include "util/version.h"
 
@@ -83,18 +84,22 @@ int main(int argc, char** argv) {
       if (!standard_output_written(std::string("yoke ") + c.name)) return 1;
       return rc;
     } catch (const yoke::InputError& e) {
+      yoke::clear_progress_line();
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
       return 2;
     } catch (const yoke::RunError& e) {
+      yoke::clear_progress_line();
       std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
       return 1;
     } catch (const std::filesystem::filesystem_error& e) {
+      yoke::clear_progress_line();
       // A path the user gave that the file system refuses (a loop of symbolic links, no permission,
       // a full disk): the path and the cause, as for any input of theirs, not an internal error.
       std::cerr << "yoke " << c.name << ": error: " << (e.path1().empty() ? std::string() : e.path1().string() + ": ")
                 << e.code().message() << (e.path2().empty() ? "" : " (with " + e.path2().string() + ")") << std::endl;
       return 2;
     } catch (const std::exception& e) {
+      yoke::clear_progress_line();
       std::cerr << "yoke " << c.name << ": internal error: " << e.what() << std::endl;
       return 1;
     }

@@ -13,6 +13,7 @@
 #include "train/process_group.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/progress.h"
 #include "util/regular_file.h"
 #include "util/json_file.h"
 
@@ -159,6 +160,7 @@ void TrainLog::after_update(const LoopState& st, const StepResult& s, bool log_l
 
 void TrainLog::valid(const LoopState& st, double loss, double nll, double bleu, bool best) {
   // loss and nll are in bits per token (fairseq's convention), so ppl = 2^nll; BLEU only where computed.
+  clear_progress_line();  // on a terminal the training bar's line is open
   log_ << "valid | epoch " << st.epoch << " | update " << st.update << " | loss " << fixed(loss, 3) << " | nll "
        << fixed(nll, 3) << " | ppl " << fixed(std::pow(2.0, nll), 2)
        << (std::isnan(bleu) ? "" : " | bleu " + fixed(bleu, 2)) << (best ? " | best" : "") << std::endl;
@@ -189,6 +191,7 @@ TrainResult TrainLog::end(const LoopState& st, const std::string& stop) {
                         {"best", or_null(st.best)}, {"tokens_per_s", result.tokens_per_s}, {"elapsed_s", st.elapsed_s}};
   if (group_) end["comm_wait_s"] = comm_s_total_, end["world_size"] = group_->size();
   record(end);
+  clear_progress_line();
   log_ << "done: " << stop << " after " << st.update << " updates, " << format_duration(st.elapsed_s) << ", "
        << std::llround(result.tokens_per_s) << " tokens/s";
   // This session's share only: a resumed run's earlier wall time has no measured waiting.

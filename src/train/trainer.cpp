@@ -31,6 +31,7 @@
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 namespace fs = std::filesystem;
 
@@ -281,6 +282,7 @@ TrainResult Trainer::run() {
   report_->end_progress();
   if (stop == "interrupted") {
     save("interrupt");
+    clear_progress_line();
     log_ << "interrupted: saved " << (fs::path(cfg_.save_dir) / kCheckpointLast).string()
          << "; run the same command again to resume" << std::endl;
   }

@@ -1,6 +1,7 @@
 // One writer per working directory (a model's save_dir, an experiment's --out, a data directory
 // being prepared): an exclusive flock on a lock file that holds the holder's pid. The kernel
-// drops the lock when its process dies, so a killed run never blocks its own resume.
+// drops the lock when its process dies, so a killed run never blocks its own resume; a holder that
+// ends normally removes the file, so no lock file outlives its command.
 #pragma once
 #include <string>
 
@@ -18,6 +19,7 @@ class DirLock {
 
  private:
   int fd_ = -1;
+  std::string path_;
 };
 
 // The lock of a directory that stays in place (save_dir, experiment --out): DIR/yoke.lock.

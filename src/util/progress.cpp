@@ -1,5 +1,7 @@
 #include "util/progress.h"
 
+#include <atomic>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +17,17 @@ std::string format_duration(double s) {
   else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
   else std::snprintf(buf, sizeof buf, "%lds", t);
   return buf;
+}
+
+namespace {
+std::atomic<bool> g_bar_drawn{false};  // a bar's line is on the terminal without its line end
+}  // namespace
+
+void clear_progress_line() {
+  if (g_bar_drawn.exchange(false)) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
 }
 
 double progress_rate(double done, double done_before, double elapsed_s) {
@@ -56,11 +69,13 @@ void Progress::update(double done, const std::string& extra, bool force) {
   if (tty_) std::fprintf(stderr, "\r\033[K%s", line.c_str());
   else std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
+  g_bar_drawn = tty_;
 }
 
 void Progress::finish(const std::string& extra) {
   update(last_done_, extra, true);
   if (tty_) std::fprintf(stderr, "\n");
+  g_bar_drawn = false;
 }
 
 }  // namespace yoke

@@ -27,6 +27,11 @@ class Progress {
   double last_done_ = 0;
 };
 
+// Before another line goes to standard error while a bar may be drawn there (a validation's line,
+// a warning, an error): ends the bar's line on a terminal (clears it; the bar draws itself again at
+// its next update), so that the text starts at column 0 instead of after the bar.
+void clear_progress_line();
+
 // Units per second of this bar's own work: what was done before it started is not its speed.
 double progress_rate(double done, double done_before, double elapsed_s);
 

@@ -100,7 +100,22 @@ TEST(ConfigErrors, BadValueFromAFileNamesFileAndLine) {
   EXPECT_EQ(error_of([&] { load_config_file(path); }), "norm = middle: expected pre, post — " + path + " line 1");
   std::ofstream(path) << "d_modle = 32\n";
   EXPECT_NE(error_of([&] { load_config_file(path); }).find("did you mean 'd_model'"), std::string::npos);
+  // A key set twice (also once as d-model) is a mistake, not an override: both lines named.
+  std::ofstream(path) << "d_model = 64\nheads = 2\nd-model = 32\n";
+  EXPECT_EQ(error_of([&] { load_config_file(path); }), path + ":3: d-model is set twice, on line 1 and here: keep one");
   fs::remove(path);
+}
+
+// "the default" names a value only where it is the default: values read from a checkpoint or an
+// export have no origin and may not be the defaults.
+TEST(ConfigErrors, TheDefaultIsSaidOnlyOfADefault) {
+  Config c = Config::from_json(nlohmann::json{{"d_model", 32}, {"heads", 3}});
+  const std::string e = error_of([&] { c.validate(); });
+  EXPECT_NE(e.find("d_model (32) must be divisible by heads (3)"), std::string::npos) << e;
+  c = Config{};
+  c.heads = 7;
+  EXPECT_NE(error_of([&] { c.validate(); }).find("(" + std::to_string(Config{}.d_model) + ", the default)"),
+            std::string::npos);
 }
 
 TEST(ConfigErrors, BadValueFromTheCommandLineSaysSo) {

@@ -203,7 +203,12 @@ TEST(DirLock, ASecondWriterIsRefusedWithTheHoldersPid) {
   ASSERT_EQ(::write(release[1], &c, 1), 1);
   int status = 0;
   ::waitpid(child, &status, 0);
-  DirLock after(lock_file_in(dir), dir);  // the holder is gone: free again
+  {
+    DirLock after(lock_file_in(dir), dir);  // the holder is gone (its file left, as after a kill): free again
+    EXPECT_TRUE(fs::exists(lock_file_in(dir)));
+  }
+  EXPECT_FALSE(fs::exists(lock_file_in(dir)));  // released at the end of its command: no file outlives it
+  DirLock again(lock_file_in(dir), dir);
 }
 
 TEST(AtomicFile, StaleTemporariesAreRemovedAndNothingElse) {

@@ -157,6 +157,22 @@ TEST(OptionsCli, UsageErrorsNameTheCommandAndOption) {
             std::string::npos);
   EXPECT_NE(usage_error({YOKE_BINARY, "average", "--model"}).find("--model needs a value (DIR)"), std::string::npos);
   EXPECT_NE(usage_error({YOKE_BINARY, "prepare", "--lm", "--out", "x"}).find("--train is required"), std::string::npos);
+  // Values out of the option's range are said as given, not as the integer they wrap to.
+  EXPECT_NE(usage_error({YOKE_BINARY, "translate", "--model", "m", "--threads", "99999999999"})
+                .find("--threads expects a whole number from -2147483648 to 2147483647, got 99999999999"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "prepare", "--train-src", "a", "--train-tgt", "b", "--valid-src", "c", "--valid-tgt",
+                         "d", "--out", "o", "--shard-size", "-1"})
+                .find("--shard-size expects a whole number from 0 to 18446744073709551615, got -1"),
+            std::string::npos);
+  EXPECT_NE(usage_error({YOKE_BINARY, "prepare", "--train-src", "a", "--train-tgt", "b", "--valid-src", "c", "--valid-tgt",
+                         "d", "--out", "o", "--vocab-from", ""})
+                .find("--vocab-from is empty"),
+            std::string::npos);
+  // A second reference would replace the first: refused.
+  EXPECT_NE(usage_error({YOKE_BINARY, "score", "--hyp", "h.txt", "--ref", "a.txt", "--ref", "b.txt"})
+                .find("--ref given 2 times"),
+            std::string::npos);
 }
 
 TEST(OptionsCli, EveryCommandHasHelp) {
