@@ -16,6 +16,18 @@ std::string executable_dir() {
   return ec ? "" : p.parent_path().string();
 }
 
+// The directory of the shared object this code is linked into, when it is one: the Python module
+// (yoke/_yoke*.so) under `import yoke`, whose process is python's, not yoke's. "" in the yoke
+// executable itself.
+std::string shared_object_dir() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&shared_object_dir), &info) || !info.dli_fname || info.dli_fname[0] != '/')
+    return "";
+  std::error_code ec;
+  if (std::filesystem::equivalent(info.dli_fname, "/proc/self/exe", ec)) return "";
+  return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
 // RTLD_DEEPBIND only where it is needed: when the process already exports protobuf (Debian's
 // LibTorch links libprotobuf). Where it does not (PyTorch's wheels keep theirs hidden), a deep-bound
 // plugin can bind to other copies of the C++ library's data than the process uses, and the GPU
@@ -30,12 +42,24 @@ int plugin_flags() {
 const Api* load_plugin() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("YOKE_SPM_PLUGIN")) candidates.push_back(env);
+  // Beside the module first, before the executable's places: python's bin/../lib/yoke/ may hold
+  // another installation's plugin.
+  if (auto dir = shared_object_dir(); !dir.empty()) {
+#ifdef YOKE_SPM_FROM_MODULE
+    // installed: from PREFIX/<python dir>/yoke/ to PREFIX/lib/yoke/ (CMakeLists.txt, install section)
+    candidates.push_back(dir + "/" YOKE_SPM_FROM_MODULE "/libyoke_spm.so");
+#endif
+    candidates.push_back(dir + "/../../libyoke_spm.so");  // the build tree: build/python/yoke/, build/
+  }
   if (auto dir = executable_dir(); !dir.empty()) {
     candidates.push_back(dir + "/libyoke_spm.so");
-    candidates.push_back(dir + "/../lib/yoke/libyoke_spm.so");  // installed: bin/yoke, lib/yoke/
+#ifdef YOKE_SPM_FROM_EXE
+    // installed: from PREFIX/bin/ to PREFIX/lib/yoke/ (lib/x86_64-linux-gnu/yoke/ under /usr)
+    candidates.push_back(dir + "/" YOKE_SPM_FROM_EXE "/libyoke_spm.so");
+#endif
   }
 #ifdef YOKE_SPM_INSTALL_DIR
-  // Where `cmake --install` puts it: what `import yoke` finds, its process being python's.
+  // Where `cmake --install` puts it, for a module or executable moved elsewhere.
   candidates.push_back(std::string(YOKE_SPM_INSTALL_DIR) + "/libyoke_spm.so");
 #endif
 #ifdef YOKE_SPM_DIR
