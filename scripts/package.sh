@@ -11,7 +11,7 @@ build=${1:-build-pkg}
 # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: cpack installs the targets built above, without building all
 # (the tests and benchmarks) first.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
-targets=(yoke yoke_spm)
+targets=(yoke yoke_spm yoke_man)
 if cmake --build "$build" --target help | grep yoke_python >/dev/null; then  # pybind11 found
   targets+=(yoke_python)
 fi
