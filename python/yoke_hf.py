@@ -11,6 +11,8 @@ it runs this. Writes into OUT_DIR (docs/export.md, "Hugging Face"):
     model.safetensors                        the weights under the architecture's tensor names
     tokenizer.json, tokenizer_config.json, special_tokens_map.json
                                              the SentencePiece BPE model as a `tokenizers` BPE model
+    source.spm, target.spm, vocab.json       the opus-mt layout: the SentencePiece model and piece → row
+                                             (what `yoke import --format hf` reads back)
     onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx
                                              the graphs transformers.js loads for a seq2seq model
 
@@ -24,6 +26,7 @@ python3-sentencepiece.
 """
 import json
 import os
+import shutil
 import sys
 import warnings
 
@@ -385,6 +388,13 @@ def tokenizer_json(spm_file):
     }
 
 
+def opus_vocab(spm_file):
+    """vocab.json of the opus-mt layout: each piece's row of the embedding (its SentencePiece id)."""
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=spm_file)
+    return {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+
+
 # ---- the directory ---------------------------------------------------------------------------------
 
 def hf_config(model, arch, tied, shared_inputs, vocab_size):
@@ -446,9 +456,14 @@ def export(src_dir, out_dir, arch):
                                        "clean_up_tokenization_spaces": False, "padding_side": "right",
                                        "pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
              "special_tokens_map.json": {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}}
+    # The opus-mt layout too (MarianTokenizer's files), which `yoke import --format hf` reads back:
+    # one SentencePiece model for both sides and vocab.json, piece → row, here in SentencePiece order.
+    for name in ("source.spm", "target.spm"):
+        shutil.copyfile(spm_file, os.path.join(out_dir, name))
+    files["vocab.json"] = opus_vocab(spm_file)
     for name, content in files.items():
         with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
-            json.dump(content, f, ensure_ascii=False, indent=None if name == "tokenizer.json" else 1)
+            json.dump(content, f, ensure_ascii=False, indent=None if name in ("tokenizer.json", "vocab.json") else 1)
     export_onnx(hf, config, arch, out_dir)
 
 
@@ -463,8 +478,8 @@ def main():
             sys.exit(f"yoke_hf: architecture '{arch}': one of {', '.join(sorted(ARCHS))}")
         with torch.no_grad():
             export(src, out, arch)
-        print(f"yoke_hf: {src} -> {out} ({arch}: config.json, model.safetensors, tokenizer.json, "
-              "onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx)", file=sys.stderr)
+        print(f"yoke_hf: {src} -> {out} ({arch}: config.json, model.safetensors, tokenizer.json, source.spm, "
+              "target.spm, vocab.json, onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx)", file=sys.stderr)
 
 
 if __name__ == "__main__":
