@@ -8,6 +8,7 @@
 #include "store/model_export.h"
 #include "store/ctranslate2_export.h"
 #include "store/hf_export.h"
+#include "store/hf_import.h"
 #include "store/onnx_export.h"
 
 namespace fs = std::filesystem;
@@ -76,17 +77,30 @@ int cmd_import(int argc, char** argv) {
   Command cmd("import",
               "Makes a model directory of an exported model (`yoke export`): checkpoint_best.ykp with the\n"
               "same parameters, bit for bit, and the vocabularies. (translate, score-pairs and serve also read\n"
-              "an exported directory as it is.)\n\n"
-              "example: yoke import --model export/multi30k-ende --out runs/multi30k-ende-again");
-  std::string from, out;
+              "an exported directory as it is.)\n"
+              "--format hf reads a Hugging Face Marian (post-norm) or Blenderbot (pre-norm) directory in the\n"
+              "opus-mt layout (config.json, model.safetensors, source.spm, target.spm, vocab.json), as\n"
+              "`yoke export --format hf` writes it: the weights under yoke's names, the embedding rows in\n"
+              "SentencePiece order, the tie their equality says. What yoke's Transformer does not compute (an\n"
+              "activation other than ReLU, a logits bias, vocabularies it cannot map) is refused by name\n"
+              "before anything is written (docs/export.md).\n\n"
+              "example: yoke import --model export/multi30k-ende --out runs/multi30k-ende-again\n"
+              "         yoke import --format hf --model export/multi30k-ende-hf --out runs/multi30k-ende-hf");
+  std::string from, out, format = "safetensors";
   bool force = false;
-  cmd.add_option("--model", from, "exported directory, or its model.safetensors")->type_name("PATH")->required();
+  cmd.add_option("--model", from, "exported directory, or its model.safetensors (--format hf: the directory)")
+      ->type_name("PATH")
+      ->required();
   cmd.add_option("--out", out, "model directory to write (created; written whole or not at all)")
       ->type_name("DIR")
       ->required();
   cmd.add_flag("--force", force, "replace --out when it is not empty (everything in it)");
+  cmd.add_option("--format", format, "what --model holds: yoke's safetensors export or a Hugging Face directory")
+      ->type_name("F")
+      ->check(CLI::IsMember({"safetensors", "hf"}))
+      ->capture_default_str();
   if (!cmd.read(argc, argv)) return 0;
-  report("imported", import_model(from, out, force));
+  report("imported", format == "hf" ? import_hf(from, out, force) : import_model(from, out, force));
   return 0;
 }
 
