@@ -44,7 +44,7 @@ not_numeric+=':ResumeCli.ANewRunNever*:ResumeCli.AverageWritesOnly*:Ctranslate2E
 # under the same kernels in the same run (a resumed run against an uninterrupted one, export
 # against import, a report rebuilt from its files): no kernel family can make them differ unless
 # one run is not deterministic, which the normal run would show. --all keeps them.
-same_kernels_only='Results.*:Experiment.*:TranslateCli.*:ExportCli.*:TrainCli.*:BridgingCli.*:ServeCli.*'
+same_kernels_only='Results.*:Experiment.*:TranslateCli.*:ExportCli.*:HfImport.*:TrainCli.*:BridgingCli.*:ServeCli.*'
 # And, for CI's budget, the CTranslate2 export's checks (minutes: a Multi30k model trained and
 # decoded by both engines; CTranslate2's own products do not depend on OpenBLAS's family): --all
 # runs them on every family.
