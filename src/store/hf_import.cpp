@@ -207,8 +207,7 @@ HfVocabulary read_vocabulary(const fs::path& dir, const HfConfig& c, const Confi
       return Vocab::load(f.string());
     } catch (const InputError& e) {
       throw InputError(std::string(e.what()) + ". The import maps vocab.json's rows onto the SentencePiece ids and "
-                       "cannot renumber the SentencePiece model itself (opus-mt's have <unk> 0, <s> 1, </s> 2 and no "
-                       "<pad>)");
+                       "cannot renumber the SentencePiece model itself");
     }
   };
   const Vocab src = load(source), tgt = load(target);
@@ -403,9 +402,8 @@ ExportResult import_hf(const std::string& hf_dir, const std::string& out, bool r
   if (!fs::exists(r.from)) {
     if (fs::exists(dir / "pytorch_model.bin"))
       throw input_error((dir / "pytorch_model.bin").string(), 0,
-                        "is a Python pickle (torch.save), which yoke does not read: unpickling is Python's, and the "
-                        "older opus-mt files are not even in the zip layout LibTorch's reader knows. Convert it "
-                        "to model.safetensors (transformers: model.save_pretrained(DIR, safe_serialization=True))");
+                        "is a Python pickle (torch.save), which yoke does not read. Convert it to model.safetensors "
+                        "(transformers: model.save_pretrained(DIR, safe_serialization=True))");
     throw input_error(r.from, 0, "not found: the import reads the weights from model.safetensors");
   }
   HfWeights w(r.from, hf.model_type);
