@@ -24,12 +24,12 @@ std::vector<int> seeds_of(const Runs& runs) {
 // The runs of both sides whose seed the other side has too.
 std::pair<Runs, Runs> common_seeds(const Runs& a, const Runs& b) {
   const std::vector<int> sa = seeds_of(a), sb = seeds_of(b);
-  const std::set<int> both(sa.begin(), sa.end());
+  const std::set<int> in_a(sa.begin(), sa.end()), in_b(sb.begin(), sb.end());
   Runs ka, kb;
   for (const RunResult* r : a)
-    if (std::count(sb.begin(), sb.end(), r->seed)) ka.push_back(r);
+    if (in_b.count(r->seed)) ka.push_back(r);
   for (const RunResult* r : b)
-    if (both.count(r->seed)) kb.push_back(r);
+    if (in_a.count(r->seed)) kb.push_back(r);
   return {ka, kb};
 }
 
@@ -73,7 +73,10 @@ json registered_decision(const ReportInput& in) {
     const bool interim = finished(all_a) < planned.size() || finished(all_b) < planned.size();
     j["interim"] = interim;
     j["converged"] = converged(all_a) && converged(all_b);
-    Verdict v{"inconclusive", "a side has fewer than two runs: no seed variance to test with"};
+    const std::string progress = std::to_string(finished(all_a)) + " and " + std::to_string(finished(all_b)) +
+                                 " of the " + std::to_string(planned.size()) + " registered runs a side have finished";
+    Verdict v = interim ? Verdict{"interim", progress + ": the registration reads the verdict once all have"}
+                        : Verdict{"inconclusive", "a side has fewer than two runs: no seed variance to test with"};
     bool decided = false;
     if (a.size() >= 2 && b.size() >= 2) {
       const SignificanceResult r = compare_runs(a, b, reg.test, in, registered, &cache);
@@ -85,9 +88,8 @@ json registered_decision(const ReportInput& in) {
         const Verdict read = judge_registered(c, i["low"], i["high"], lower);
         const std::string reading = read.verdict + " (" + read.why + ")";
         if (interim)
-          v = {"interim", std::to_string(finished(all_a)) + " and " + std::to_string(finished(all_b)) + " of the " +
-                              std::to_string(planned.size()) + " registered runs a side have finished: the registration "
-                              "reads the verdict once all have; now the interval would read " + reading};
+          v = {"interim", progress + ": the registration reads the verdict once all have; now the interval would read " +
+                              reading};
         else if (!j["converged"].get<bool>())
           v = {"inconclusive", "not every run of both sides converged; the interval would read " + reading};
         else {

@@ -418,9 +418,10 @@ Table registered_table(const json& decision) {
     other.cells.push_back(c.contains("sensitivity") ? Cell{c["sensitivity"].value("why", ""), NAN} : Cell());
   }
   t.columns = {name, claim, delta, interval, seeds, verdict, other};
-  std::string level = printf_str("%.3f", 100.0 * decision.value("level", 0.95));
+  std::string level = printf_str("%.2f", 100.0 * decision.value("level", 0.95));
   while (level.back() == '0') level.pop_back();
   if (level.back() == '.') level.pop_back();
+  level += "%";
   t.legend = "Registered " + decision.value("recorded", std::string("?")) + ", before the first run finished. " +
              "Question: " + reg.value("question", "") + " Deciding test set: " + decision.value("test", "") + ", " +
              metric_name(decision.value("metric", "")) + ". Pairing: " + reg.value("pairing", "") + " (" +
