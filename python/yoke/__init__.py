@@ -10,16 +10,49 @@ package is build/python/yoke (PYTHONPATH=build/python). Word matrices are torch 
 torch is importable (Debian: python3-torch), else numpy arrays.
 """
 import json
+import numbers
+import os
 
 from ._yoke import Hypothesis, InputError, PairScore  # noqa: F401
 from ._yoke import __commit__, __torch_version__, __version__  # noqa: F401
 from ._yoke import Model as _Model
+from ._yoke import decoding_options
 
-__all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError"]
+__all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError", "decoding_options"]
+
+# Which decoding options are whole numbers: the table `yoke translate` and `yoke serve` read too.
+_WHOLE = {name for name, kind, *_ in decoding_options() if kind == "whole"}
+
+
+def _number(name, value, whole):
+    """`value` if it is a number of the right kind, else TypeError naming the argument. Ranges are
+    checked by the compiled side (ValueError, the message `yoke translate` gives)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a {'whole number' if whole else 'number'}, got {value!r}")
+    if whole and not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    return int(value) if whole else float(value)
+
+
+def _texts(name, values):
+    """A str becomes one item; any other iterable must hold str only."""
+    if isinstance(values, str):
+        return [values]
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a str or a list of str, got {type(values).__name__}") from None
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(item).__name__}")
+    return items
 
 
 class Model(_Model):
     """A trained yoke model (`yoke train`'s save_dir, an int8 or an exported directory)."""
+
+    def __init__(self, dir, checkpoint="", device="cpu"):
+        super().__init__(os.fspath(dir), checkpoint, device)
 
     @property
     def config(self):
@@ -31,8 +64,12 @@ class Model(_Model):
         scores=True: (text, score) pairs; nbest=N: per sentence a list of up to N Hypothesis
         (text, score, log_prob), best first. score = log p / (subwords + 1)^lenpen, as yoke translate."""
         one = isinstance(sentences, str)
-        lists = self.translate_nbest([sentences] if one else list(sentences), beam=beam, nbest=max(1, nbest),
-                                     lenpen=lenpen, max_len_a=max_len_a, max_len_b=max_len_b)
+        options = {"beam": beam, "lenpen": lenpen, "max_len_a": max_len_a, "max_len_b": max_len_b}
+        options = {k: _number(k, v, k in _WHOLE) for k, v in options.items()}
+        nbest = _number("nbest", nbest, True)
+        if nbest < 0:
+            raise ValueError(f"nbest must be 0 (the best translation only) or in [1, beam], got {nbest}")
+        lists = self.translate_nbest(_texts("sentences", sentences), nbest=max(1, nbest), **options)
         if nbest > 0:
             out = lists
         elif scores:
@@ -53,5 +90,6 @@ class Model(_Model):
 
 
 def load(path, checkpoint="", device="cpu"):
-    """A model directory: checkpoint_best.ykp (else checkpoint_last.ykp, else model.safetensors)."""
+    """A model directory (a str or any os.PathLike): checkpoint_best.ykp (else checkpoint_last.ykp,
+    else model.safetensors)."""
     return Model(path, checkpoint, device)

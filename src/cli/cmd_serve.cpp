@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "compat/torch.h"
+#include "config/decoding_options.h"
 #include "decode/parallel_batches.h"
 #include "decode/translator.h"
 #include "serve/server.h"
@@ -15,15 +16,29 @@
 
 namespace yoke::cli {
 
+namespace {
+
+// The decoding options a /translate body may hold, from their table (config/decoding_options.h).
+std::string translate_options_help() {
+  std::ostringstream s;
+  for (const auto& o : decoding_options())
+    s << "       \"" << o.name << "\" (default " << o.default_value << ", " << o.range << "): " << o.help << "\n";
+  return s.str();
+}
+
+}  // namespace
+
 int cmd_serve(int argc, char** argv) {
   Command cmd("serve",
               "Serves models over HTTP with a JSON API, on 127.0.0.1 unless --host says otherwise:\n"
-              "  POST /translate {\"text\": [\"…\"], \"beam\": 5, \"nbest\": 1, \"model\": NAME, \"prefix\": [\"…\"]}\n"
+              "  POST /translate {\"text\": [\"…\"], \"model\": NAME, \"prefix\": [\"…\"], and decoding options:\n" +
+              translate_options_help() +
               "       → {\"translations\": [{\"text\", \"score\", \"nbest\": [{\"text\", \"score\"}] when nbest > 1}]}\n"
               "  POST /generate  {\"prompt\": \"…\", \"max_tokens\": 50, \"temperature\": 0, \"top_k\", \"top_p\", \"seed\"}\n"
               "  GET  /health, GET /metrics (Prometheus text), GET / (what the server answers)\n"
               "Concurrent requests for one model are decoded together: a request waits up to\n"
-              "--batch-window-ms for others, within --batch-tokens. Malformed requests get 400, too large\n"
+              "--batch-window-ms for others, within --batch-tokens. A key an endpoint does not take is\n"
+              "refused (400, naming it). Malformed requests get 400, too large\n"
               "ones 413, an unknown model 404, a full queue or more than --max-connections connections 503,\n"
               "headers or bodies slower than their timeouts 408, each with {\"error\": REASON}.\n"
               "With a token (--token, or the environment variable YOKE_SERVE_TOKEN, which `ps` does not\n"
@@ -67,8 +82,10 @@ int cmd_serve(int argc, char** argv) {
       ->type_name("TOKEN");
   cmd.add_option("--cors", o.http.cors_origin,
                  "let browser pages from this origin (http://localhost:8000, or * for any) call the server: CORS "
-                 "headers on every answer, and preflight requests answered without the token")
-      ->type_name("ORIGIN");
+                 "headers on every answer, and preflight requests answered without the token; one origin (a\n"
+                 "second --cors is refused: browsers accept one Access-Control-Allow-Origin)")
+      ->type_name("ORIGIN")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   add_value(cmd, "--max-sentences", max_sentences, "N", "sentences per request at most")->capture_default_str();
   add_value(cmd, "--max-sentence-subwords", max_subwords, "N", "subwords per source sentence at most")
       ->capture_default_str();

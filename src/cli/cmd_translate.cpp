@@ -10,6 +10,7 @@
 #include "cli/line_stream.h"
 #include "cli/model_ensemble.h"
 #include "cli/options.h"
+#include "config/decoding_options.h"
 #include "decode/force_decode.h"
 #include "decode/scoring_pairs.h"
 #include "decode/parallel_batches.h"
@@ -67,6 +68,10 @@ std::vector<std::string> tab_separated(const std::string& line) {
   return out;
 }
 
+// --help's text for a decoding option: its table's (config/decoding_options.h), which the server
+// and Python show too; the option names there are the config keys' (max_len_a for --max-len-a).
+std::string option_help(const std::string& name) { return find_decoding_option(name)->help; }
+
 }  // namespace
 
 int cmd_translate(int argc, char** argv) {
@@ -91,14 +96,14 @@ int cmd_translate(int argc, char** argv) {
   cmd.add_option("--input", input, "source text")->type_name("FILE")->default_str("standard input");
   CLI::Option* output_given =
       cmd.add_option("--output", output, "where to write translations")->type_name("FILE")->default_str("standard output");
-  add_value(cmd, "--beam", so.beam, "N", "beam size; 1 = greedy")->capture_default_str()->check(in_key_range("beam"));
-  add_value(cmd, "--lenpen", so.lenpen, "A", "length penalty: score = log p / length^A")
+  add_value(cmd, "--beam", so.beam, "N", option_help("beam"))->capture_default_str()->check(in_key_range("beam"));
+  add_value(cmd, "--lenpen", so.lenpen, "A", option_help("lenpen"))
       ->capture_default_str()
       ->check(in_key_range("lenpen"));
-  add_value(cmd, "--max-len-a", so.max_len_a, "A", "at most A·source_length + B target tokens")
+  add_value(cmd, "--max-len-a", so.max_len_a, "A", option_help("max_len_a"))
       ->capture_default_str()
       ->check(in_key_range("max_len_a"));
-  add_value(cmd, "--max-len-b", so.max_len_b, "B", "see --max-len-a")->capture_default_str()->check(in_key_range("max_len_b"));
+  add_value(cmd, "--max-len-b", so.max_len_b, "B", option_help("max_len_b"))->capture_default_str()->check(in_key_range("max_len_b"));
   int nbest = 0;
   bool scores = false;
   std::string force_ref, prefix_file, constraints_file, sampling = "none", alignment, alignment_unit = "words";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "config/decoding_options.h"
 #include "config/key_ranges.h"
 
 #include "decode/force_decode.h"
@@ -46,17 +47,16 @@ void check_in_range(const char* key, double v) {
 std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std::string>& lines, const SearchSettings& s) {
   auto& m = m_->m;
   if (m.config.task != Task::translate) throw InputError("translate needs a translation model; this is a language model");
-  check_in_range("beam", s.beam);
-  check_in_range("lenpen", s.lenpen);
-  check_in_range("max_len_a", s.max_len_a);
-  check_in_range("max_len_b", s.max_len_b);
+  DecodingValues d;
+  for (const auto& [name, value] : s) set_decoding_option(d, name, value);
+  check_decoding_values(d);
   TranslationRequest request;  // lines too long are cut to the model's positions, silently
   request.lines = lines;
-  request.search.beam = s.beam;
-  request.search.lenpen = s.lenpen;
-  request.search.max_len_a = s.max_len_a;
-  request.search.max_len_b = s.max_len_b;
-  request.nbest = s.nbest;  // the service checks 1 ≤ nbest ≤ beam
+  request.search.beam = int(d.beam);
+  request.search.lenpen = d.lenpen;
+  request.search.max_len_a = d.max_len_a;
+  request.search.max_len_b = int(d.max_len_b);
+  request.nbest = int(d.nbest);
   request.scores = true;
   std::vector<std::vector<TextHypothesis>> out;
   for (const auto& t : TranslationService(*m.model, m.src_vocab, m.tgt_vocab).translate(request)) {

@@ -27,11 +27,9 @@ struct Matrix {  // row-major [rows, cols]
   int64_t rows = 0, cols = 0;
 };
 
-struct SearchSettings {
-  int beam = 5, nbest = 1;
-  double lenpen = 1.0, max_len_a = 1.2;
-  int max_len_b = 10;
-};
+// beam, nbest, lenpen, max_len_a, max_len_b by name (config/decoding_options.h): as Python passed
+// them, checked by Model::translate against the table every front door reads.
+using SearchSettings = std::vector<std::pair<std::string, double>>;
 
 struct SamplingSettings {
   int max_tokens = 50;

@@ -8,6 +8,7 @@
 
 #include <torch/version.h>  // macros only
 
+#include "config/decoding_options.h"
 #include "python/model_facade.h"
 #include "util/version.h"
 #include "util/error.h"
@@ -46,6 +47,18 @@ PYBIND11_MODULE(_yoke, mod) {
       .def_readonly("log_prob", &PairScore::log_prob)
       .def_readonly("score", &PairScore::score);
 
+  mod.def(
+      "decoding_options",
+      [] {
+        py::list out;
+        for (const auto& o : yoke::decoding_options())
+          out.append(py::make_tuple(o.name, o.kind == yoke::OptionKind::whole ? "whole" : "real", o.default_value,
+                                    o.range, o.help));
+        return out;
+      },
+      "The decoding options (name, \"whole\" or \"real\", default, range, help): the table `yoke translate`,\n"
+      "`yoke serve` and Model.translate read (config/decoding_options.h).");
+
   py::class_<Model>(mod, "Model", "A trained yoke model, loaded once: yoke.load(DIR) makes one.")
       .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("dir"),
            py::arg("checkpoint") = "", py::arg("device") = "cpu")
@@ -54,9 +67,13 @@ PYBIND11_MODULE(_yoke, mod) {
       .def_property_readonly("checkpoint", &Model::checkpoint)
       .def(
           "translate_nbest",
-          [](Model& m, const std::vector<std::string>& lines, int beam, int nbest, double lenpen, double a, int b) {
+          // Numbers as doubles, so that a beam of 2.5 is refused by the table's check naming beam
+          // (ValueError), not by pybind11's overload resolution.
+          [](Model& m, const std::vector<std::string>& lines, double beam, double nbest, double lenpen, double a,
+             double b) {
             py::gil_scoped_release free;  // decoding runs on LibTorch's threads
-            return m.translate(lines, {beam, nbest, lenpen, a, b});
+            return m.translate(lines, {{"beam", beam}, {"nbest", nbest}, {"lenpen", lenpen}, {"max_len_a", a},
+                                       {"max_len_b", b}});
           },
           py::arg("sentences"), py::arg("beam") = 5, py::arg("nbest") = 1, py::arg("lenpen") = 1.0,
           py::arg("max_len_a") = 1.2, py::arg("max_len_b") = 10,

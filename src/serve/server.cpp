@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/decoding_options.h"
 #include "decode/translation_service.h"
 #include "decode/translator.h"
 #include "lm/generate.h"
@@ -80,6 +82,41 @@ double number_field(const json& body, const char* key, double fallback, double l
   if (!(x >= low && x <= high))
     throw Refusal{400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " + std::to_string(high) + "]"};
   return x;
+}
+
+// A key an endpoint does not know is refused by name: a misspelt "beams" or an option the
+// endpoint does not take would otherwise be ignored, and the client never learn it.
+void refuse_unknown_keys(const json& body, const std::vector<std::string>& known, const std::string& endpoint) {
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Refusal{400, "unknown key \"" + key + "\"; " + endpoint + " takes " + list};
+  }
+}
+
+// The decoding options of a /translate body, from config/decoding_options.h's table: numbers only,
+// whole where the option is; out of range, nbest over beam or beam over --max-beam refused by name.
+DecodingValues decoding_values(const json& body, int max_beam) {
+  DecodingValues values;
+  for (const auto& o : decoding_options()) {
+    if (!body.contains(o.name)) continue;
+    const json& v = body[o.name];
+    const bool whole = o.kind == OptionKind::whole;
+    if (whole ? !v.is_number_integer() : !v.is_number())
+      throw Refusal{400, "\"" + o.name + "\" must be " + (whole ? "a whole number" : "a number") + ", got " + v.dump()};
+    try {
+      set_decoding_option(values, o.name, v.get<double>());
+    } catch (const InputError& e) {
+      throw Refusal{400, e.what()};
+    }
+  }
+  try {
+    check_decoding_values(values, max_beam);
+  } catch (const InputError& e) {
+    throw Refusal{400, std::string(e.what()) + (values.beam > max_beam ? " (see --max-beam)" : "")};
+  }
+  return values;
 }
 
 bool is_loopback(const std::string& host) {
@@ -238,10 +275,17 @@ class Server {
                                {"version", yoke_version()},
                                {"models", models},
                                {"endpoints",
-                                {{"POST /translate", "{\"text\": [\"...\"], \"beam\", \"nbest\", \"model\", \"prefix\"}"},
+                                {{"POST /translate", translate_keys()},
                                  {"POST /generate", "{\"prompt\": \"...\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\", \"seed\"}"},
                                  {"GET /health", "status and models"},
                                  {"GET /metrics", "Prometheus text"}}}});
+  }
+
+  // What GET / says /translate takes: the body's keys, the decoding options' from their table.
+  static std::string translate_keys() {
+    std::string keys = "{\"text\": [\"...\"], \"model\", \"prefix\"";
+    for (const auto& o : decoding_options()) keys += ", \"" + o.name + "\"";
+    return keys + "}";
   }
 
   HttpResponse health() const {
@@ -273,6 +317,9 @@ class Server {
 
   HttpResponse translate(const HttpRequest& req) {
     const json body = parse_body(req);
+    std::vector<std::string> known = {"text", "model", "prefix"};
+    for (const auto& o : decoding_options()) known.push_back(o.name);
+    refuse_unknown_keys(body, known, "/translate");
     ServedModel& m = pick_model(body, Task::translate);
     if (!body.contains("text")) throw Refusal{400, "\"text\" is missing: a string or an array of strings"};
     std::vector<std::string> lines;
@@ -292,9 +339,12 @@ class Server {
     }
     TranslationRequest request;
     request.lines = std::move(lines);
-    request.search.beam = int(integer_field(body, "beam", 5, 1, options_.max_beam));
-    request.nbest = int(integer_field(body, "nbest", 1, 1, request.search.beam));
-    request.search.lenpen = number_field(body, "lenpen", 1.0, 0.0, 10.0);
+    const DecodingValues d = decoding_values(body, options_.max_beam);
+    request.search.beam = int(d.beam);
+    request.nbest = int(d.nbest);
+    request.search.lenpen = d.lenpen;
+    request.search.max_len_a = d.max_len_a;
+    request.search.max_len_b = int(d.max_len_b);
     request.scores = true;
     request.long_lines = LongLines::refuse;
     request.max_source_subwords = options_.max_sentence_subwords;
@@ -334,6 +384,7 @@ class Server {
 
   HttpResponse generate(const HttpRequest& req) {
     const json body = parse_body(req);
+    refuse_unknown_keys(body, {"prompt", "model", "max_tokens", "temperature", "top_k", "top_p", "seed"}, "/generate");
     ServedModel& m = pick_model(body, Task::lm);
     std::string prompt;
     if (body.contains("prompt")) {

@@ -7,6 +7,7 @@ Exits 77 (ctest: skipped) when the module or numpy cannot be imported. A few sec
 models trained for a few updates on a made-up language pair."""
 import math
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -154,6 +155,12 @@ def main():
             (lambda: lm_model.generate("kate", temperature=-1.0), "temperature must be a number"),
             (lambda: lm_model.generate("kate", top_p=float("nan")), "top-p must be in (0, 1]"),
         )
+        refused += (
+            # The decoding options' table (config/decoding_options.h) checks what the CLI checks.
+            (lambda: model.translate(sentences, nbest=-1), "nbest must be 0 (the best translation only) or in [1, beam]"),
+            (lambda: model.translate(sentences, beam=2, nbest=3), "nbest must be in [1, beam]"),
+            (lambda: model.translate_nbest(sentences, beam=2.5), "beam must be a whole number, got 2.5"),
+        )
         for call, words in refused:
             try:
                 call()
@@ -161,6 +168,22 @@ def main():
                 assert words in str(err), (words, str(err))
             else:
                 raise AssertionError(f"no error: {words}")
+        # A number of the wrong kind is a TypeError naming the argument, not a pybind11 signature dump.
+        for call, words in ((lambda: model.translate(sentences, beam=2.5), "beam must be a whole number, got 2.5"),
+                            (lambda: model.translate(sentences, beam="5"), "beam must be a whole number, got '5'"),
+                            (lambda: model.translate(sentences, lenpen=True), "lenpen must be a number, got True"),
+                            (lambda: model.translate(["ok", 3]), "sentences[1] must be a str, got int"),
+                            (lambda: model.translate(7), "sentences must be a str or a list of str, got int")):
+            try:
+                call()
+            except TypeError as err:
+                assert str(err) == words, (words, str(err))
+            else:
+                raise AssertionError(f"no TypeError: {words}")
+        names = [o[0] for o in yoke.decoding_options()]
+        assert names == ["beam", "nbest", "lenpen", "max_len_a", "max_len_b"], names
+        # Any os.PathLike names a model directory.
+        assert yoke.load(pathlib.Path(mt)).translate(sentences[:2], beam=1) == greedy[:2]
     print("ok: load, translate (greedy, n-best, scores), score, generate, embeddings, refusals")
     return 0
 

@@ -185,7 +185,7 @@ TEST(OptionsCli, EveryCommandHasHelp) {
     EXPECT_EQ(help.find(":in ["), std::string::npos) << help;
     EXPECT_EQ(help.find(":{"), std::string::npos) << help;
   }
-  EXPECT_NE(output_of({YOKE_BINARY, "translate", "--help"}).find("--beam N                  beam size; 1 = greedy (in [1, 1024])"),
+  EXPECT_NE(output_of({YOKE_BINARY, "translate", "--help"}).find("--beam N                  beam width; 1 = greedy search (in [1, 1024])"),
             std::string::npos);
 }
 

@@ -81,8 +81,15 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 1e400}", 400, "not JSON");
   refused("{\"text\": [\"a\xff\xfe\"], \"model\": \"toy\"}", 400, "not JSON");
   refused("{\"text\": [\"a\", 3], \"model\": \"toy\"}", 400, "text[1] is not a string");
-  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 0}", 400, "\"beam\" must be in");
-  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2, \"nbest\": 3}", 400, "\"nbest\" must be in [1, 2]");
+  // The decoding options' table (config/decoding_options.h) words what the CLI and Python refuse.
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 0}", 400, "beam must be in [1, 1024], got 0");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2.5}", 400, "\"beam\" must be a whole number, got 2.5");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"lenpen\": \"1\"}", 400, "\"lenpen\" must be a number, got \"1\"");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"max_len_a\": -1}", 400, "max_len_a must be >= 0, got -1");
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beam\": 2, \"nbest\": 3}", 400, "nbest must be in [1, beam]");
+  // A key no endpoint takes is named, not ignored: a misspelt option would otherwise run the default.
+  refused("{\"text\": [\"a\"], \"model\": \"toy\", \"beams\": 5}", 400,
+          "unknown key \"beams\"; /translate takes text, model, prefix, beam, nbest, lenpen, max_len_a, max_len_b");
   refused("{\"text\": [\"a\"]}", 400, "name a \"model\"");
   refused("{\"text\": [\"a\"], \"model\": \"nope\"}", 404, "unknown model 'nope'");
   refused("{\"text\": [\"" + std::string(5000, 'a') + "\"], \"model\": \"toy\"}", 413, "larger than 4000 bytes");
@@ -97,6 +104,23 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 400);
     EXPECT_NE(res->body.find("translation model"), std::string::npos) << res->body;
+    res = http.Post("/generate", "{\"prompt\": \"a\", \"model\": \"toy\", \"top-k\": 3}", "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400);
+    EXPECT_NE(res->body.find("unknown key \\\"top-k\\\""), std::string::npos) << res->body;
+  }
+  {  // Every option of the table is taken, as `yoke translate` takes it: a length limit of one subword.
+    const std::string src = work_dir() / "one.src.txt";
+    std::ofstream(src) << sentences[0] << "\n";
+    std::string cut = output_of({YOKE_BINARY, "translate", "--model", model.string(), "--input", src, "--beam", "2",
+                                 "--max-len-a", "0", "--max-len-b", "1", "--lenpen", "0.5", "--threads", "1"});
+    while (!cut.empty() && cut.back() == '\n') cut.pop_back();
+    ASSERT_NE(cut, expected[0]) << "the limit should cut this sentence's translation";
+    json body = {{"text", {sentences[0]}}, {"model", "toy"}, {"beam", 2}, {"max_len_a", 0}, {"max_len_b", 1}, {"lenpen", 0.5}};
+    auto res = http.Post("/translate", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(json::parse(res->body).at("translations").at(0).at("text"), cut) << res->body;
   }
   {
     auto res = http.Get("/health");
@@ -108,7 +132,7 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
     auto res = http.Get("/metrics");
     ASSERT_TRUE(res);
     const std::string& m = res->body;
-    const std::string ok = "yoke_requests_total{endpoint=\"/translate\",code=\"200\"} " + std::to_string(kClients * kRequests);
+    const std::string ok = "yoke_requests_total{endpoint=\"/translate\",code=\"200\"} " + std::to_string(kClients * kRequests + 1);  // + the length-limited one
     EXPECT_NE(m.find(ok + "\n"), std::string::npos) << m;
     EXPECT_NE(m.find("yoke_requests_total{endpoint=\"/translate\",code=\"404\"} 1\n"), std::string::npos) << m;
     EXPECT_NE(m.find("yoke_request_duration_seconds_bucket{endpoint=\"/translate\",le=\"+Inf\"}"), std::string::npos) << m;
