@@ -73,8 +73,10 @@ json registered_decision(const ReportInput& in) {
     const bool interim = finished(all_a) < planned.size() || finished(all_b) < planned.size();
     j["interim"] = interim;
     j["converged"] = converged(all_a) && converged(all_b);
-    const std::string progress = std::to_string(finished(all_a)) + " and " + std::to_string(finished(all_b)) +
-                                 " of the " + std::to_string(planned.size()) + " registered runs a side have finished";
+    // Named, in the comparison's order (B − A): "tied 2, untied 3 of the 3 registered runs".
+    const std::string progress = c.b + " " + std::to_string(finished(all_b)) + ", " + c.a + " " +
+                                 std::to_string(finished(all_a)) + " of the " + std::to_string(planned.size()) +
+                                 " registered runs a side have finished";
     Verdict v = interim ? Verdict{"interim", progress + ": the registration reads the verdict once all have"}
                         : Verdict{"inconclusive", "a side has fewer than two runs: no seed variance to test with"};
     bool decided = false;
