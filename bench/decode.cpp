@@ -26,7 +26,7 @@
 #include "decode/parallel_batches.h"
 #include "decode/search.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "text/corpus.h"
 #include "store/model_store.h"
 #include "util/thread_policy.h"

@@ -32,7 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/workload.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "loss/batch_loss.h"
 #include "loss/fused_loss.h"
 #include "model/depthwise_conv.h"

@@ -11,6 +11,9 @@
 #     SRC REF source and reference text (default: Multi30k test_2016_flickr en, de from ../shared/data)
 # Prefixes are the reference's first two words on every third line; constraints one or two of its
 # words on two lines of four. One thread, so that batching is the same in every run.
+# The fp32 product is otherwise picked by timing when a model loads (model/fp32_kernel.h): on a busy
+# machine two runs can pick differently and differ in the last bits. One product for every run.
+export YOKE_FP32_KERNEL=${YOKE_FP32_KERNEL:-openblas}
 set -euo pipefail
 [ $# -ge 5 ] || { sed -n 2,13p "$0"; exit 2; }
 Y=$1; M=$2; M2=$3; DATA=$4; O=$5

@@ -5,11 +5,10 @@
 #include "cli/commands.h"
 #include "cli/model_ensemble.h"
 #include "cli/options.h"
-#include "decode/force_decode.h"
+#include "compat/torch.h"
 #include "decode/scoring_pairs.h"
 #include "decode/translator.h"
 #include "text/corpus.h"
-#include "store/model_store.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -47,16 +46,15 @@ int cmd_score_pairs(int argc, char** argv) {
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;
   if (*threads_given) compat::set_compute_threads(threads);
-  auto loaded = load_ensemble(models);
-  const LoadedModel& m = loaded.first();
   if (batch_tokens < 0) throw InputError("--batch-tokens must be positive");
-  if (batch_tokens == 0) batch_tokens = default_batch_tokens(*m.model);
+  TranslatorSource source = translator_source(models);
+  source.batch_tokens = batch_tokens;
+  const Translator translator(source);
   const auto src_lines = read_lines(src_file), tgt_lines = read_lines(tgt_file);
-  auto pairs = nbest ? encode_nbest_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file)
-                     : encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, src_lines, src_file, tgt_lines, tgt_file);
-  Progress bar("score", double(pairs.targets.size()), "sent", 30.0);
-  auto scored = force_decode(loaded.ensemble, pairs.sources, pairs.targets, lenpen, batch_tokens,
-                             [&](size_t done) { bar.update(double(done)); });
+  Progress bar("score", double(tgt_lines.size()), "sent", 30.0);
+  const ScoredPairs pairs = translator.score(src_lines, src_file, tgt_lines, tgt_file, lenpen, nbest,
+                                             [&](size_t done) { bar.update(double(done)); });
+  const auto& scored = pairs.scores;
   bar.finish();
   auto write = [&](std::ostream& os) {
     for (size_t i = 0; i < scored.size(); ++i) {
@@ -72,7 +70,7 @@ int cmd_score_pairs(int argc, char** argv) {
   if (*output_given) write_file_atomically(output, write);
   else write(std::cout);
   std::cerr << "scored " << scored.size() << " pairs in " << format_duration(bar.elapsed_s()) << " with "
-            << loaded.checkpoints() << std::endl;
+            << translator.checkpoints() << std::endl;
   return 0;
 }
 

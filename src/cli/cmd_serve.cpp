@@ -9,7 +9,7 @@
 #include "compat/torch.h"
 #include "config/decoding_options.h"
 #include "decode/parallel_batches.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "serve/server.h"
 #include "util/error.h"
 #include "util/thread_policy.h"

@@ -3,7 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_options.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "store/run_folder.h"
 #include "train/local_launch.h"
 #include "train/process_group.h"

@@ -45,8 +45,13 @@ std::vector<double> parse_weights(const std::string& text, size_t models) {
 
 }  // namespace
 
-LoadedEnsemble load_ensemble(const EnsembleOptions& o) {
-  return yoke::load_ensemble(o.dirs, o.checkpoint, o.device, parse_weights(o.weights, o.dirs.size()));
+TranslatorSource translator_source(const EnsembleOptions& o) {
+  TranslatorSource s;
+  s.dirs = o.dirs;
+  s.weights = parse_weights(o.weights, o.dirs.size());
+  s.checkpoint = o.checkpoint;
+  s.device = o.device;
+  return s;
 }
 
 }  // namespace yoke::cli

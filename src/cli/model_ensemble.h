@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "decode/search.h"
-#include "store/model_ensemble.h"
+#include "decode/translator.h"
 
 namespace yoke::cli {
 
@@ -17,8 +16,8 @@ struct EnsembleOptions {
 // --model DIR (repeatable), --checkpoint NAME, --device D and --weights W,W,…
 void add_ensemble_options(CLI::App& app, EnsembleOptions& options);
 
-// store/model_ensemble.h's load_ensemble with the weights of --weights (InputError naming the
-// option when they are not one positive number per --model).
-LoadedEnsemble load_ensemble(const EnsembleOptions& options);
+// The translator's models as the options name them, with the weights of --weights (InputError
+// naming the option when they are not one positive number per --model).
+TranslatorSource translator_source(const EnsembleOptions& options);
 
 }  // namespace yoke::cli

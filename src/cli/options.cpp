@@ -9,7 +9,7 @@
 
 #include "config/key_ranges.h"
 #include "store/model_files.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "util/error.h"
 #include "util/spelling.h"
 

@@ -61,7 +61,7 @@ CLI::Option* add_checkpoint_option(CLI::App& app, std::string& checkpoint, const
 // option and the range.
 CLI::Validator in_key_range(const std::string& key);
 
-// The default of every --batch-tokens, as --help shows it: decode/translator.h's rule.
+// The default of every --batch-tokens, as --help shows it: decode/batched_decoding.h's rule.
 std::string default_batch_tokens_text();
 
 // --threads N (CPU threads for LibTorch); the option is unset when not given ("all cores").

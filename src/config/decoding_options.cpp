@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "config/key_ranges.h"
 #include "util/error.h"
@@ -51,6 +52,14 @@ std::string decoding_option_names() {
   return out;
 }
 
+double& decoding_value(DecodingValues& values, const std::string& name) {
+#define YOKE_DECODING_FIELD_OF(field, kind, dflt, help) \
+  if (name == #field) return values.field;
+  YOKE_DECODING_OPTIONS(YOKE_DECODING_FIELD_OF)
+#undef YOKE_DECODING_FIELD_OF
+  throw std::logic_error("decoding_value: '" + name + "' is not a decoding option");
+}
+
 void set_decoding_option(DecodingValues& values, const std::string& name, double value) {
   const DecodingOption* o = find_decoding_option(name);
   if (!o) throw InputError("unknown decoding option '" + name + "'; the options are " + decoding_option_names());
@@ -58,10 +67,7 @@ void set_decoding_option(DecodingValues& values, const std::string& name, double
   if (o->kind == OptionKind::whole && std::isfinite(value) && std::floor(value) != value)
     throw InputError(name + " must be a whole number, got " + number_text(value));
   if (!in_range(range_of(name), value)) throw InputError(name + " must be " + o->range + ", got " + number_text(value));
-#define YOKE_DECODING_SET(field, kind, dflt, help) \
-  if (name == #field) values.field = value;
-  YOKE_DECODING_OPTIONS(YOKE_DECODING_SET)
-#undef YOKE_DECODING_SET
+  decoding_value(values, name) = value;
 }
 
 void check_decoding_values(const DecodingValues& values, double max_beam) {

@@ -42,6 +42,10 @@ std::string decoding_option_names();                                 // "beam, n
 // (listing those that are), a real value for a whole option, NaN or a value out of its range.
 void set_decoding_option(DecodingValues& values, const std::string& name, double value);
 
+// The field of `values` that option `name` sets (std::logic_error for a name not in the table):
+// front doors bind their own parsers to it (CLI11 for `yoke translate`).
+double& decoding_value(DecodingValues& values, const std::string& name);
+
 // What no single option can check: nbest <= beam, and beam <= max_beam (a server's --max-beam;
 // the key range's 1024 otherwise). Throws InputError naming the option.
 void check_decoding_values(const DecodingValues& values, double max_beam = 1024);

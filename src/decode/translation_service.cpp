@@ -4,7 +4,7 @@
 #include <chrono>
 #include <limits>
 
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 
 namespace yoke {
 
@@ -20,6 +20,14 @@ std::vector<std::string> pieces_of(const Vocab& vocab, const std::vector<int>& i
 }
 
 }  // namespace
+
+void set_decoding_values(TranslationRequest& request, const DecodingValues& values) {
+  request.search.beam = int(values.beam);
+  request.nbest = int(values.nbest);
+  request.search.lenpen = values.lenpen;
+  request.search.max_len_a = values.max_len_a;
+  request.search.max_len_b = int(values.max_len_b);
+}
 
 TooLong::TooLong(const std::string& what, size_t i, size_t n, size_t l)
     : InputError(what + "[" + std::to_string(i) + "] has " + std::to_string(n) + " subwords; at most " + std::to_string(l)),

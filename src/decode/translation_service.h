@@ -1,6 +1,6 @@
 // Translation as a service, in CTranslate2's Translator shape: a request of raw lines (with search
 // options, prefixes, constraints and a policy for lines too long) goes in; one Translation per
-// line comes out, in input order, decoded in batches spread over workers (decode/translator.h),
+// line comes out, in input order, decoded in batches spread over workers (decode/batched_decoding.h),
 // with the call's timings.
 // `yoke translate`, `yoke serve`, `import yoke` and the experiment runner are adapters over it,
 // so a line is encoded, limited, searched and written back the same way wherever it comes from.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/decoding_options.h"
 #include "decode/search.h"
 #include "decode/word_alignment.h"
 #include "text/vocab.h"
@@ -37,6 +38,9 @@ struct TranslationRequest {
   size_t max_source_subwords = 0;  // 0: the model's positions (less eos); more than those is lowered to them
   size_t first_index = 0;          // the input index of lines[0]: a chunk of a stream samples as the whole would
 };
+
+// The decoding options of config/decoding_options.h's table (checked there) into a request.
+void set_decoding_values(TranslationRequest& request, const DecodingValues& values);
 
 // A line (or its prefix) over the limit under LongLines::refuse.
 struct TooLong : InputError {

@@ -1,51 +1,72 @@
-// Translation of many sentences as ids: sorted by length into batches (little padding), decoded,
-// and returned in input order. Text in and out: decode/translation_service.h.
+// A translator that owns what translation needs, in CTranslate2's Translator shape: it loads one
+// model or an ensemble (directories and weights), their vocabularies and an optional shortlist,
+// and translates or scores raw text through one TranslationService. `yoke translate`,
+// `yoke score-pairs`, `yoke serve` and `import yoke` hold one of these instead of loading models,
+// splicing ensembles and attaching shortlists each in its own way.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "decode/search.h"
+#include "decode/force_decode.h"
+#include "decode/model_ensemble.h"
+#include "decode/shortlist.h"
+#include "decode/translation_service.h"
 
 namespace yoke {
 
-// The one rule for the default size of decoding batches, in source tokens × beam (forced decoding:
-// padded target tokens). On the CPU, with a worker per core, batches of 1000–3000 decoded faster
-// than larger ones (docs/performance.md, "Decoding workers"); a GPU wants larger ones.
-constexpr int kCpuBatchTokens = 2000;
-constexpr int kGpuBatchTokens = 6000;
-int default_batch_tokens(const Transformer& model);  // by the device the model is on
-
-// Called after each batch, one call at a time, with the indices (into the sources) of the
-// sentences whose results have just been stored in `results` (streaming output reads them there).
-template <class Result>
-using ResultsReady = std::function<void(const std::vector<size_t>& indices, const std::vector<Result>& results)>;
-
-// Source id sequences (without eos) → best target ids, in input order.
-// `on_batch(done)` reports progress in sentences.
-std::vector<std::vector<int>> translate_ids(const Ensemble& model, const std::vector<std::vector<int>>& sources,
-                                            const SearchOptions& opts, int max_batch_tokens,
-                                            const std::function<void(size_t)>& on_batch = {},
-                                            const ResultsReady<std::vector<int>>& on_results = {});
-
-// What translate_ids_nbest may be given besides the sources.
-struct TranslateExtras {
-  const std::vector<TargetGuide>* guides = nullptr;  // one per source (prefixes, constraints), or none
-  size_t first_index = 0;  // input index of sources[0]: a chunk of a stream samples as the whole would
-  ResultsReady<std::vector<Hypothesis>> on_results;  // streaming output
+// Where a Translator's models come from.
+struct TranslatorSource {
+  std::vector<std::string> dirs;  // one model directory, or an ensemble's
+  std::vector<double> weights;    // one per directory, or empty: equal (normalised to sum 1)
+  std::string checkpoint;         // "" : each directory's rule (store/model_store.h)
+  std::string device = "cpu";
+  std::string shortlist;          // a subword translation table (`yoke pair --table`), or "": the whole vocabulary
+  int shortlist_k = 50, shortlist_frequent = 100;  // decode/shortlist.h's per_source and frequent
+  int batch_tokens = 0;           // 0: decode/batched_decoding.h's default for the first model's device
 };
 
-// As translate_ids, keeping up to `nbest` (≤ opts.beam) hypotheses per source, best first, with
-// their scores. The search is beam search even for opts.beam = 1 (it finds greedy's output), or
-// one sample per source under opts.sampling.
-std::vector<std::vector<Hypothesis>> translate_ids_nbest(const Ensemble& model, const std::vector<std::vector<int>>& sources,
-                                                         const SearchOptions& opts, int nbest, int max_batch_tokens,
-                                                         const std::function<void(size_t)>& on_batch = {},
-                                                         const TranslateExtras& extras = {});
+// Pairs of raw text scored by forced decoding, with the target lines as read (for printing).
+struct ScoredPairs {
+  std::vector<std::string> target_lines;
+  std::vector<ForcedScore> scores;
+};
 
-// Greedy search over `sources` with max_len_a/b: validation BLEU tracks progress during
-// training, it is not the final score. Has the shape of train()'s ValidationDecoder.
-std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,
-                                                       double max_len_a, int max_len_b);
+class Translator {
+ public:
+  // Loads the models (InputError naming the directory or vocabulary file that does not fit).
+  explicit Translator(const TranslatorSource& source);
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  // TranslationService::translate with this translator's shortlist (when it has one).
+  std::vector<Translation> translate(TranslationRequest request, const TranslationProgress& progress = {},
+                                     TranslationTimings* timings = nullptr) const;
+
+  // log p(target | source) of each pair of lines (the names are for errors: a file, or "sources"),
+  // as the ensemble's search would score them; `nbest_list`: the targets are an n-best list
+  // (`INDEX ||| TEXT ||| …`), each scored with source line INDEX. on_batch(done) counts pairs, of
+  // targets.size(). Throws InputError when the counts
+  // differ or a sentence is longer than the model's positions, naming the list and the line.
+  ScoredPairs score(const std::vector<std::string>& sources, const std::string& sources_name,
+                    const std::vector<std::string>& targets, const std::string& targets_name, double lenpen,
+                    bool nbest_list = false, const std::function<void(size_t)>& on_batch = {}) const;
+
+  const TranslationService& service() const { return *service_; }
+  const LoadedModel& first() const { return models_.first(); }
+  const Ensemble& ensemble() const { return models_.ensemble; }
+  std::string checkpoints() const { return models_.checkpoints(); }
+  int batch_tokens() const { return batch_tokens_; }
+  // What multiplies the weights, for logs: " (int8 weights; products in …)" or " (fp32 products in …)"
+  // (model/int8_kernel.h, fp32_kernel.h); "" where nothing was chosen (a GPU, no oneDNN).
+  std::string products() const;
+
+ private:
+  LoadedEnsemble models_;
+  std::optional<Shortlist> shortlist_;
+  int batch_tokens_;
+  std::optional<TranslationService> service_;  // made once the models are loaded (it points at them)
+};
 
 }  // namespace yoke

@@ -14,7 +14,7 @@
 #include "analysis/gradient_shares.h"
 #include "decode/parallel_batches.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "eval/score_files.h"
 #include "eval/bleu_stats_file.h"
 #include "eval/sentence_nll_file.h"
@@ -66,7 +66,7 @@ std::map<std::string, TestResult> translate_and_score(const Grid& grid, const Co
   so.max_len_a = cfg.max_len_a;
   so.max_len_b = cfg.max_len_b;
   // As `yoke translate` decodes: on the CPU a worker per thread, batches by the one rule
-  // (decode/translator.h); the translations are the same.
+  // (decode/batched_decoding.h); the translations are the same.
   so.workers = default_workers(cfg.threads);
   const TranslationService service(*m.model, m.src_vocab, m.tgt_vocab);
   std::map<std::string, TestResult> tests;

@@ -9,7 +9,7 @@
 #include "decode/force_decode.h"
 #include "decode/scoring_pairs.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
 #include "store/model_store.h"
@@ -52,11 +52,7 @@ std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std:
   check_decoding_values(d);
   TranslationRequest request;  // lines too long are cut to the model's positions, silently
   request.lines = lines;
-  request.search.beam = int(d.beam);
-  request.search.lenpen = d.lenpen;
-  request.search.max_len_a = d.max_len_a;
-  request.search.max_len_b = int(d.max_len_b);
-  request.nbest = int(d.nbest);
+  set_decoding_values(request, d);
   request.scores = true;
   std::vector<std::vector<TextHypothesis>> out;
   for (const auto& t : TranslationService(*m.model, m.src_vocab, m.tgt_vocab).translate(request)) {

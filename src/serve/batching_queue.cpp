@@ -5,7 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include "decode/parallel_batches.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 
 namespace yoke::serve {
 

@@ -17,12 +17,12 @@
 
 #include "config/decoding_options.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
 #include "serve/http_listener.h"
 #include "serve/metrics.h"
-#include "store/model_ensemble.h"
+#include "decode/model_ensemble.h"
 #include "util/error.h"
 #include "util/version.h"
 
@@ -339,12 +339,7 @@ class Server {
     }
     TranslationRequest request;
     request.lines = std::move(lines);
-    const DecodingValues d = decoding_values(body, options_.max_beam);
-    request.search.beam = int(d.beam);
-    request.nbest = int(d.nbest);
-    request.search.lenpen = d.lenpen;
-    request.search.max_len_a = d.max_len_a;
-    request.search.max_len_b = int(d.max_len_b);
+    set_decoding_values(request, decoding_values(body, options_.max_beam));
     request.scores = true;
     request.long_lines = LongLines::refuse;
     request.max_source_subwords = options_.max_sentence_subwords;

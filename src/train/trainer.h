@@ -30,7 +30,7 @@ struct TrainResult {
 
 // Decodes validation sources (subword ids without eos) into target ids, for validation BLEU.
 // Decoding sits above training in the stage order, so the caller hands it in
-// (decode/translator.h: greedy_validation_decode); without one, validation reports loss only.
+// (decode/batched_decoding.h: greedy_validation_decode); without one, validation reports loss only.
 using ValidationDecoder = std::function<std::vector<std::vector<int>>(
     Transformer& model, const std::vector<std::vector<int>>& sources, double max_len_a, int max_len_b)>;
 

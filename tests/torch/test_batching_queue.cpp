@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "serve/batching_queue.h"
 #include "tiny_model.h"
 #include "store/model_store.h"

@@ -22,7 +22,7 @@
 
 #include "cli_helpers.h"
 #include "config/config.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "eval/bleu.h"
 #include "export_models.h"
 #include "margin.h"

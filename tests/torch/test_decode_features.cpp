@@ -17,7 +17,7 @@
 #include "decode/force_decode.h"
 #include "decode/search.h"
 #include "decode/shortlist.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "decode/word_alignment.h"
 #include "store/model_store.h"
 #include "tiny_model.h"

@@ -6,7 +6,7 @@
 
 #include "config/config.h"
 #include "decode/search.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "loss/loss.h"
 #include "text/vocab.h"
 #include "copy_task.h"

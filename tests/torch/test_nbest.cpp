@@ -7,7 +7,7 @@
 #include "copy_task.h"
 #include "decode/force_decode.h"
 #include "decode/search.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "text/vocab.h"
 #include "tiny_model.h"
 #include "store/model_store.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "decode/parallel_batches.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "tiny_model.h"
 #include "store/model_store.h"
 #include "util/thread_policy.h"

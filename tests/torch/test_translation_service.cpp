@@ -5,7 +5,7 @@
 
 #include "cli_helpers.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "decode/batched_decoding.h"
 #include "store/model_store.h"
 #include "text/corpus.h"
 

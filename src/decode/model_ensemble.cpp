@@ -1,4 +1,4 @@
-#include "store/model_ensemble.h"
+#include "decode/model_ensemble.h"
 
 #include <algorithm>
 #include <tuple>
