@@ -13,6 +13,13 @@ std::string LoadedEnsemble::checkpoints() const {
   return out;
 }
 
+LoadedEnsemble ensemble_of_one(LoadedModel model) {
+  std::vector<LoadedModel> members;
+  members.push_back(std::move(model));
+  Ensemble one(*members.front().model);  // the model lives on the heap: moving the vector keeps it
+  return LoadedEnsemble{std::move(members), std::move(one)};
+}
+
 LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::string& checkpoint,
                              const std::string& device, const std::vector<double>& weights) {
   if (dirs.empty()) throw InputError("no model given");

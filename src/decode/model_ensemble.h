@@ -16,6 +16,9 @@ struct LoadedEnsemble {
   std::string checkpoints() const;     // the members' checkpoint files, for logs
 };
 
+// One model already loaded, as an ensemble of one (weight 1).
+LoadedEnsemble ensemble_of_one(LoadedModel model);
+
 // Loads the translation models in `dirs` (weights: one per model, or empty for equal weights).
 // InputError naming both directories and vocabulary files when two models' source or target
 // vocabularies differ, and when the weights do not match the models.

@@ -8,7 +8,10 @@
 namespace yoke {
 
 Translator::Translator(const TranslatorSource& source)
-    : models_(load_ensemble(source.dirs, source.checkpoint, source.device, source.weights)),
+    : Translator(load_ensemble(source.dirs, source.checkpoint, source.device, source.weights), source) {}
+
+Translator::Translator(LoadedEnsemble models, const TranslatorSource& source)
+    : models_(std::move(models)),
       batch_tokens_(source.batch_tokens > 0 ? source.batch_tokens : default_batch_tokens(*models_.first().model)) {
   if (!source.shortlist.empty())
     shortlist_.emplace(Shortlist::from_table(source.shortlist, first().src_vocab, first().tgt_vocab, source.shortlist_k,

@@ -37,6 +37,9 @@ class Translator {
  public:
   // Loads the models (InputError naming the directory or vocabulary file that does not fit).
   explicit Translator(const TranslatorSource& source);
+  // From models already loaded (a door that read the first model to learn its task); the shortlist
+  // and batch size from `source`, whose dirs, weights, checkpoint and device are not read.
+  Translator(LoadedEnsemble models, const TranslatorSource& source);
   Translator(const Translator&) = delete;
   Translator& operator=(const Translator&) = delete;
 

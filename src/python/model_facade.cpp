@@ -9,6 +9,7 @@
 #include "decode/force_decode.h"
 #include "decode/scoring_pairs.h"
 #include "decode/translation_service.h"
+#include "decode/translator.h"
 #include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
@@ -18,16 +19,24 @@
 namespace yoke::python {
 
 struct Model::Loaded {
-  LoadedModel m;
+  std::unique_ptr<Translator> translator;  // a translation model (decode/translator.h), as `yoke translate` holds it
+  LoadedModel lm;                          // a language model
+  const LoadedModel& first() const { return translator ? translator->first() : lm; }
 };
 
 Model::Model(const std::string& dir, const std::string& checkpoint, const std::string& device)
-    : m_(std::make_unique<Loaded>(Loaded{load_model(dir, checkpoint, device)})) {}
+    : m_(std::make_unique<Loaded>()) {
+  LoadedModel loaded = load_model(dir, checkpoint, device);
+  if (loaded.config.task == Task::translate)
+    m_->translator = std::make_unique<Translator>(ensemble_of_one(std::move(loaded)), TranslatorSource{});
+  else
+    m_->lm = std::move(loaded);
+}
 Model::~Model() = default;
 
-std::string Model::task() const { return name_of(m_->m.config.task); }
-std::string Model::config_json() const { return m_->m.config.to_json().dump(); }
-std::string Model::checkpoint() const { return m_->m.checkpoint; }
+std::string Model::task() const { return name_of(m_->first().config.task); }
+std::string Model::config_json() const { return m_->first().config.to_json().dump(); }
+std::string Model::checkpoint() const { return m_->first().checkpoint; }
 
 namespace {
 
@@ -45,8 +54,7 @@ void check_in_range(const char* key, double v) {
 }  // namespace
 
 std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std::string>& lines, const SearchSettings& s) {
-  auto& m = m_->m;
-  if (m.config.task != Task::translate) throw InputError("translate needs a translation model; this is a language model");
+  if (!m_->translator) throw InputError("translate needs a translation model; this is a language model");
   DecodingValues d;
   for (const auto& [name, value] : s) set_decoding_option(d, name, value);
   check_decoding_values(d);
@@ -55,7 +63,7 @@ std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std:
   set_decoding_values(request, d);
   request.scores = true;
   std::vector<std::vector<TextHypothesis>> out;
-  for (const auto& t : TranslationService(*m.model, m.src_vocab, m.tgt_vocab).translate(request)) {
+  for (const auto& t : m_->translator->translate(request)) {
     out.emplace_back();
     for (const auto& h : t.hypotheses) out.back().push_back({h.text, h.score, h.log_prob});
   }
@@ -64,21 +72,19 @@ std::vector<std::vector<TextHypothesis>> Model::translate(const std::vector<std:
 
 std::vector<PairScore> Model::score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
                                     double lenpen) {
-  auto& m = m_->m;
-  if (m.config.task != Task::translate) throw InputError("score needs a translation model; this is a language model");
+  if (!m_->translator) throw InputError("score needs a translation model; this is a language model");
   check_in_range("lenpen", lenpen);
   // As `yoke score-pairs` encodes them: the counts must agree, and a pair too long for the model
   // is refused (a score of a cut sentence would mislead), naming the list and the 1-based line.
-  const auto pairs = encode_scoring_pairs(*m.model, m.src_vocab, m.tgt_vocab, sources, "sources", targets, "targets");
-  const auto scored = force_decode(*m.model, pairs.sources, pairs.targets, lenpen, default_batch_tokens(*m.model));
+  const ScoredPairs scored = m_->translator->score(sources, "sources", targets, "targets", lenpen);
   std::vector<PairScore> out;
-  for (const auto& s : scored) out.push_back({s.token_log_probs, s.log_prob, s.score});
+  for (const auto& s : scored.scores) out.push_back({s.token_log_probs, s.log_prob, s.score});
   return out;
 }
 
 std::string Model::generate(const std::string& prompt, const SamplingSettings& s) {
-  auto& m = m_->m;
-  if (m.config.task != Task::lm) throw InputError("generate needs a language model (task = lm)");
+  const LoadedModel& m = m_->lm;
+  if (m_->translator) throw InputError("generate needs a language model (task = lm)");
   SamplingOptions o;
   o.max_tokens = s.max_tokens;
   o.temperature = s.temperature;
@@ -91,7 +97,7 @@ std::string Model::generate(const std::string& prompt, const SamplingSettings& s
 
 std::map<std::string, Matrix> Model::word_matrices() const {
   at::NoGradGuard no_grad;
-  const WordEmbeddings& e = *m_->m.model->embeddings;
+  const WordEmbeddings& e = *m_->first().model->embeddings;
   std::map<std::string, Matrix> out;
   auto put = [&](const char* role, const WordMatrix* w) {
     if (!w) return;

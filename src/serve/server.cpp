@@ -17,6 +17,7 @@
 
 #include "config/decoding_options.h"
 #include "decode/translation_service.h"
+#include "decode/translator.h"
 #include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
@@ -39,11 +40,12 @@ struct Refusal {
 
 struct ServedModel {
   std::string name;
-  LoadedModel loaded;                // the first of an ensemble
-  std::vector<LoadedModel> partners;  // the ensemble's other members
+  std::unique_ptr<Translator> translator;  // a translation model or an ensemble (decode/translator.h)
+  LoadedModel lm;                          // a language model
   std::mutex use;  // one decoding at a time: batches and generations take turns
-  std::unique_ptr<TranslationService> service;  // translation models only: text to ids and back
-  std::unique_ptr<BatchingQueue> queue;          // decodes the ids of concurrent requests together
+  std::unique_ptr<BatchingQueue> queue;    // translation: decodes the ids of concurrent requests together
+  const LoadedModel& first() const { return translator ? translator->first() : lm; }
+  Task task() const { return first().config.task; }
 };
 
 HttpResponse json_response(int status, const json& body) {
@@ -131,35 +133,29 @@ class Server {
     for (const auto& m : models) {
       auto served = std::make_unique<ServedModel>();
       served->name = m.name;
-      std::optional<Ensemble> ensemble;
-      if (m.dirs.size() > 1) {
-        auto loaded = load_ensemble(m.dirs, m.checkpoint, options.device);
-        served->loaded = std::move(loaded.members.front());
-        served->partners.assign(std::make_move_iterator(loaded.members.begin() + 1),
-                                std::make_move_iterator(loaded.members.end()));
-        ensemble = std::move(loaded.ensemble);  // points at the models, which moved with their owners
-      } else {
-        served->loaded = load_model(m.dirs.front(), m.checkpoint, options.device);
-      }
-      served->loaded.model->eval();
-      for (auto& p : served->partners) p.model->eval();
-      if (served->loaded.config.task == Task::translate) {
+      // One directory may hold a language model; several are a translation ensemble.
+      LoadedEnsemble loaded = m.dirs.size() > 1 ? load_ensemble(m.dirs, m.checkpoint, options.device)
+                                                : ensemble_of_one(load_model(m.dirs.front(), m.checkpoint, options.device));
+      const size_t members = loaded.members.size();
+      if (loaded.first().config.task == Task::translate) {
         const std::string name = m.name;
+        TranslatorSource source;
+        source.batch_tokens = options.batching.batch_tokens;
+        served->translator = std::make_unique<Translator>(std::move(loaded), source);
         BatchingLimits limits = options.batching;
-        if (limits.batch_tokens == 0) limits.batch_tokens = default_batch_tokens(*served->loaded.model);
-        const Ensemble decoded = ensemble ? *ensemble : Ensemble(*served->loaded.model);
-        served->service = std::make_unique<TranslationService>(decoded, served->loaded.src_vocab,
-                                                               served->loaded.tgt_vocab, limits.batch_tokens);
+        limits.batch_tokens = served->translator->batch_tokens();
         served->queue = std::make_unique<BatchingQueue>(
-            decoded, served->use, limits,
+            served->translator->ensemble(), served->use, limits,
             [this, name](size_t sentences, size_t tokens) {
               metrics_.count_sentences(name, sentences, tokens);
               metrics_.count_batch(sentences);
             });
+      } else {
+        served->lm = std::move(loaded.members.front());
       }
-      log_("loaded " + m.name + " (" + name_of(served->loaded.config.task) +
-           (served->loaded.int8 ? ", int8" : "") + ") from " + served->loaded.checkpoint +
-           (served->partners.empty() ? "" : " and " + std::to_string(served->partners.size()) + " more (an ensemble)"));
+      const LoadedModel& first = served->first();
+      log_("loaded " + m.name + " (" + name_of(first.config.task) + (first.int8 ? ", int8" : "") + ") from " +
+           first.checkpoint + (members > 1 ? " and " + std::to_string(members - 1) + " more (an ensemble)" : ""));
       models_[m.name] = std::move(served);
     }
     metrics_.set_queue_length_source([this] {
@@ -270,7 +266,7 @@ class Server {
   // GET /: what this server is and answers, for a person or a page finding its way.
   HttpResponse index() const {
     json models = json::array();
-    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
+    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->task())}});
     return json_response(200, {{"service", "yoke serve"},
                                {"version", yoke_version()},
                                {"models", models},
@@ -290,7 +286,7 @@ class Server {
 
   HttpResponse health() const {
     json models = json::array();
-    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->loaded.config.task)}});
+    for (const auto& [name, m] : models_) models.push_back({{"name", name}, {"task", name_of(m->task())}});
     return json_response(200, {{"status", "ok"}, {"models", models}});
   }
 
@@ -308,7 +304,7 @@ class Server {
       if (models_.size() != 1) throw Refusal{400, "name a \"model\": this server has " + names};
       m = models_.begin()->second.get();
     }
-    if (m->loaded.config.task != task)
+    if (m->task() != task)
       throw Refusal{400, "model '" + m->name + "' is a " +
                              (task == Task::translate ? std::string("language model: use /generate")
                                                       : std::string("translation model: use /translate"))};
@@ -357,14 +353,14 @@ class Server {
     }
     EncodedRequest encoded;
     try {
-      encoded = m.service->encode(request);
+      encoded = m.translator->service().encode(request);
     } catch (const TooLong& e) {
       throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
     }
     const auto lists = m.queue->submit(encoded.sources, encoded.search, encoded.nbest, encoded.guides).get();
     json translations = json::array();
     for (size_t i = 0; i < lists.size(); ++i) {
-      const Translation tr = m.service->finish(encoded, i, lists[i]);
+      const Translation tr = m.translator->service().finish(encoded, i, lists[i]);
       const auto& hs = tr.hypotheses;
       json t = {{"text", hs.empty() ? "" : hs.front().text}, {"score", hs.empty() ? json(nullptr) : json(hs.front().score)}};
       if (request.nbest > 1) {
@@ -394,18 +390,18 @@ class Server {
     o.seed = uint64_t(integer_field(body, "seed", 1, 0, int64_t(1) << 62));
     Prompt start;
     try {
-      start = make_prompt(m.loaded.tgt_vocab, m.loaded.config.lm_block > 0, m.loaded.model->spec().max_positions, prompt);
+      start = make_prompt(m.lm.tgt_vocab, m.lm.config.lm_block > 0, m.lm.model->spec().max_positions, prompt);
     } catch (const PromptTooLong& e) {
       throw Refusal{413, e.what()};
     }
     std::vector<int> out;
     {
       std::lock_guard<std::mutex> use(m.use);
-      out = generate_tokens(*m.loaded.model, start.context, o);
+      out = generate_tokens(*m.lm.model, start.context, o);
     }
     metrics_.count_sentences(m.name, 1, out.size());
     return json_response(200, {{"model", m.name},
-                               {"text", prompt_and_continuation(m.loaded.tgt_vocab, start, out)},
+                               {"text", prompt_and_continuation(m.lm.tgt_vocab, start, out)},
                                {"tokens", out.size()}});
   }
 
