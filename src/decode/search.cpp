@@ -54,6 +54,47 @@ struct Continuation {
   float score;
 };
 
+// One sentence's choice for the next step, in rank order: up to k hypotheses that go on, and the
+// candidates that end (eos) and are kept while the sentence has fewer than k finished.
+struct Selection {
+  std::vector<Continuation> live, endings;
+};
+
+// Plain beam search's rule over a sentence's 2k best candidates (values, and indices row·V + token
+// from row `first`): the first k that do not end go on; as in fairseq, an ending counts only when
+// it ranks among the k best.
+Selection select_plain(const float* values, const int64_t* index, int64_t k, int64_t vocab, int64_t first) {
+  Selection out;
+  for (int64_t j = 0; j < 2 * k && int64_t(out.live.size()) < k; ++j) {
+    if (values[j] == kNegInf) break;
+    const Continuation c{first + index[j] / vocab, index[j] % vocab, values[j]};
+    if (c.token != Vocab::eos) out.live.push_back(c);
+    else if (j < k) out.endings.push_back(c);
+  }
+  return out;
+}
+
+// Before selection: hypotheses at their length limit may only end (as greedy search does); those
+// within their prefix take its next token. Rows [i·k, (i+1)·k) belong to sentence active[i].
+ForcedTokens forced_tokens(const std::vector<int64_t>& active, int64_t k, int64_t t, const LengthLimit& limit,
+                           const PrefixForcing& prefixes) {
+  ForcedTokens forced;
+  for (size_t i = 0; i < active.size(); ++i) {
+    const int64_t s = active[i], token = limit.at_end(s, t) ? int64_t(Vocab::eos) : prefixes.token(s, t);
+    if (token >= 0)
+      for (int64_t b = 0; b < k; ++b) forced.add(int64_t(i) * k + b, token);
+  }
+  return forced;
+}
+
+// Each list best first (among equal scores the one that finished first), at most `nbest` long.
+void keep_best(std::vector<std::vector<Hypothesis>>& lists, int nbest) {
+  for (auto& list : lists) {
+    std::stable_sort(list.begin(), list.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    if (int64_t(list.size()) > std::max(1, nbest)) list.resize(size_t(std::max(1, nbest)));
+  }
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> greedy_search(const Ensemble& model, const at::Tensor& src, const SearchOptions& opts) {
@@ -124,15 +165,7 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
     auto lp = scorer.log_probs(tokens);
     const int64_t vocab = lp.size(1);
     alignment.observe(scorer.attention());
-    // Before selection: hypotheses at their limit may only end (as greedy search does); those
-    // within their prefix take its next token.
-    ForcedTokens forced;
-    for (size_t i = 0; i < active.size(); ++i) {
-      const int64_t s = active[i], token = limit.at_end(s, t) ? int64_t(Vocab::eos) : prefixes.token(s, t);
-      if (token >= 0)
-        for (int64_t b = 0; b < k; ++b) forced.add(int64_t(i) * k + b, token);
-    }
-    forced.apply(lp);
+    forced_tokens(active, k, t, limit, prefixes).apply(lp);
     // Each sentence's 2k best continuations: k of them may end.
     const auto top = best_candidates(lp, score_v, k, 2 * k);
     const float* pv = top.values.data();
@@ -154,36 +187,23 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
     };
     for (size_t i = 0; i < active.size(); ++i) {
       const int64_t s = active[i], first = int64_t(i) * k;
-      std::vector<Continuation> live;
+      Selection sel;
       if (!constraints.constrained(s)) {
-        for (int64_t j = 0; j < 2 * k && int64_t(live.size()) < k; ++j) {
-          const float v = pv[i * 2 * k + j];
-          if (v == kNegInf) break;
-          const int64_t row = first + pi[i * 2 * k + j] / vocab, tok = pi[i * 2 * k + j] % vocab;
-          if (tok == Vocab::eos) {
-            // As in fairseq: an ending counts only when it ranks among the k best candidates.
-            if (j < k && int64_t(finished[s].size()) < k) finish(s, row, v);
-          } else {
-            live.push_back({row, tok, v});
-          }
-        }
+        sel = select_plain(pv + i * 2 * k, pi + i * 2 * k, k, vocab, first);
       } else {
         const bool fixed = limit.at_end(s, t) || prefixes.token(s, t) >= 0;
-        const auto chosen = constraints.choose(s, first, pv + i * 2 * k, pi + i * 2 * k, vocab, score_v, fixed,
-                                               [&](int64_t b, int64_t tok) { return cand_score(int64_t(i), b, tok); });
-        for (const auto& c : chosen) {
-          if (c.token == Vocab::eos) {
-            if (int64_t(finished[s].size()) < k) finish(s, c.row, c.score);
-          } else {
-            live.push_back({c.row, c.token, c.score});
-          }
-        }
-        // Out of room with no hypothesis that holds every phrase: the best one ends all the same.
-        if (limit.at_end(s, t) && finished[s].empty()) {
-          int64_t best = first;
-          for (int64_t b = 1; b < k; ++b) if (score_v[first + b] > score_v[best]) best = first + b;
-          if (score_v[best] != kNegInf) finish(s, best, cand_score(int64_t(i), best - first, Vocab::eos));
-        }
+        for (const auto& c : constraints.choose(s, first, pv + i * 2 * k, pi + i * 2 * k, vocab, score_v, fixed,
+                                                [&](int64_t b, int64_t tok) { return cand_score(int64_t(i), b, tok); }))
+          (c.token == Vocab::eos ? sel.endings : sel.live).push_back({c.row, c.token, c.score});
+      }
+      for (const auto& e : sel.endings)
+        if (int64_t(finished[s].size()) < k) finish(s, e.row, e.score);
+      const std::vector<Continuation>& live = sel.live;
+      // Constrained and out of room with no hypothesis that holds every phrase: the best one ends all the same.
+      if (constraints.constrained(s) && limit.at_end(s, t) && finished[s].empty()) {
+        int64_t best = first;
+        for (int64_t b = 1; b < k; ++b) if (score_v[first + b] > score_v[best]) best = first + b;
+        if (score_v[best] != kNegInf) finish(s, best, cand_score(int64_t(i), best - first, Vocab::eos));
       }
       if (int64_t(finished[s].size()) >= k || limit.at_end(s, t) || live.empty()) continue;
       next_active.push_back(s);
@@ -209,11 +229,7 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
     active = std::move(next_active);
   }
 
-  // Best first; among equal scores the one that finished first, as before n-best lists.
-  for (auto& list : finished) {
-    std::stable_sort(list.begin(), list.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
-    if (int64_t(list.size()) > std::max(1, nbest)) list.resize(size_t(std::max(1, nbest)));
-  }
+  keep_best(finished, nbest);
   return finished;
 }
 
