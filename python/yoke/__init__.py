@@ -16,9 +16,9 @@ import os
 from ._yoke import Hypothesis, InputError, PairScore  # noqa: F401
 from ._yoke import __commit__, __torch_version__, __version__  # noqa: F401
 from ._yoke import Model as _Model
-from ._yoke import decoding_options
+from ._yoke import decoding_options, set_threads
 
-__all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError", "decoding_options"]
+__all__ = ["load", "Model", "Hypothesis", "PairScore", "InputError", "decoding_options", "set_threads"]
 
 # Which decoding options are whole numbers: the table `yoke translate` and `yoke serve` read too.
 _WHOLE = {name for name, kind, *_ in decoding_options() if kind == "whole"}
@@ -51,8 +51,15 @@ def _texts(name, values):
 class Model(_Model):
     """A trained yoke model (`yoke train`'s save_dir, an int8 or an exported directory)."""
 
-    def __init__(self, dir, checkpoint="", device="cpu"):
-        super().__init__(os.fspath(dir), checkpoint, device)
+    def __init__(self, dir, checkpoint="", device="cpu", weights=None, batch_tokens=0):
+        if isinstance(dir, (list, tuple)):
+            weights = [] if weights is None else [_number("weights", w, False) for w in weights]
+            super().__init__([os.fspath(d) for d in dir], weights, checkpoint, device,
+                             _number("batch_tokens", batch_tokens, True))
+        else:
+            if weights is not None or batch_tokens:
+                raise TypeError("weights and batch_tokens are for a list of model directories (an ensemble)")
+            super().__init__(os.fspath(dir), checkpoint, device)
 
     @property
     def config(self):
@@ -89,7 +96,9 @@ class Model(_Model):
         return {k: torch.from_numpy(v) for k, v in arrays.items()}
 
 
-def load(path, checkpoint="", device="cpu"):
+def load(path, checkpoint="", device="cpu", weights=None, batch_tokens=0):
     """A model directory (a str or any os.PathLike): checkpoint_best.ykp (else checkpoint_last.ykp,
-    else model.safetensors)."""
-    return Model(path, checkpoint, device)
+    else model.safetensors). A list of directories is an ensemble of translation models, decoded
+    and scored as `yoke translate --model A --model B [--weights ...]` does; batch_tokens as its
+    --batch-tokens (0: the default)."""
+    return Model(path, checkpoint, device, weights, batch_tokens)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "compat/torch.h"
 #include "config/decoding_options.h"
 #include "config/key_ranges.h"
 
@@ -18,6 +19,11 @@
 
 namespace yoke::python {
 
+void set_threads(int threads) {
+  if (threads < 1) throw InputError("threads must be at least 1, got " + std::to_string(threads));
+  compat::set_compute_threads(threads);
+}
+
 struct Model::Loaded {
   std::unique_ptr<Translator> translator;  // a translation model (decode/translator.h), as `yoke translate` holds it
   LoadedModel lm;                          // a language model
@@ -31,6 +37,18 @@ Model::Model(const std::string& dir, const std::string& checkpoint, const std::s
     m_->translator = std::make_unique<Translator>(ensemble_of_one(std::move(loaded)), TranslatorSource{});
   else
     m_->lm = std::move(loaded);
+}
+Model::Model(const std::vector<std::string>& dirs, const std::vector<double>& weights, const std::string& checkpoint,
+             const std::string& device, int batch_tokens)
+    : m_(std::make_unique<Loaded>()) {
+  if (batch_tokens < 0) throw InputError("batch_tokens must be positive, or 0 for the default");
+  TranslatorSource source;
+  source.dirs = dirs;
+  source.weights = weights;
+  source.checkpoint = checkpoint;
+  source.device = device;
+  source.batch_tokens = batch_tokens;
+  m_->translator = std::make_unique<Translator>(source);
 }
 Model::~Model() = default;
 

@@ -48,6 +48,9 @@ PYBIND11_MODULE(_yoke, mod) {
       .def_readonly("score", &PairScore::score);
 
   mod.def(
+      "set_threads", [](int threads) { set_threads(threads); },
+      py::arg("threads"), "CPU threads for LibTorch's and OpenBLAS's products, as `yoke translate --threads`.");
+  mod.def(
       "decoding_options",
       [] {
         py::list out;
@@ -62,6 +65,9 @@ PYBIND11_MODULE(_yoke, mod) {
   py::class_<Model>(mod, "Model", "A trained yoke model, loaded once: yoke.load(DIR) makes one.")
       .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("dir"),
            py::arg("checkpoint") = "", py::arg("device") = "cpu")
+      .def(py::init<const std::vector<std::string>&, const std::vector<double>&, const std::string&, const std::string&,
+                    int>(),
+           py::arg("dirs"), py::arg("weights"), py::arg("checkpoint"), py::arg("device"), py::arg("batch_tokens"))
       .def_property_readonly("task", &Model::task)
       .def_property_readonly("config_json", &Model::config_json)
       .def_property_readonly("checkpoint", &Model::checkpoint)

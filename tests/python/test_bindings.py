@@ -184,6 +184,23 @@ def main():
         assert names == ["beam", "nbest", "lenpen", "max_len_a", "max_len_b"], names
         # Any os.PathLike names a model directory.
         assert yoke.load(pathlib.Path(mt)).translate(sentences[:2], beam=1) == greedy[:2]
+        # A list is an ensemble, as the command's repeated --model: the same translations and scores.
+        ensemble = yoke.load([mt, pathlib.Path(mt)], weights=[1, 3], batch_tokens=64)
+        lines = cli("--model", mt, "--weights", "1,3", "--beam", "2", "--scores", "--batch-tokens", "64")
+        got = ensemble.translate(sentences, beam=2, scores=True)
+        assert [t for t, _ in got] == [l.split(" ||| ")[0] for l in lines], (got, lines)
+        # Printed with 6 decimals; the two processes may time their way to different fp32 products
+        # (model/fp32_kernel.h), whose sums differ in the last bits: 1e-4 covers both.
+        assert all(abs(s - float(l.split(" ||| ")[1])) < 1e-4 for (_, s), l in zip(got, lines)), (got, lines)
+        yoke.set_threads(1)
+        for call, error in ((lambda: yoke.set_threads(0), ValueError), (lambda: yoke.load(mt, weights=[1]), TypeError),
+                            (lambda: yoke.load([mt, mt], weights=[1]), ValueError)):
+            try:
+                call()
+            except error:
+                pass
+            else:
+                raise AssertionError(f"no {error.__name__}")
     print("ok: load, translate (greedy, n-best, scores), score, generate, embeddings, refusals")
     return 0
 
