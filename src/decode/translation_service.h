@@ -4,8 +4,8 @@
 // with the call's timings.
 // `yoke translate`, `yoke serve`, `import yoke` and the experiment runner are adapters over it,
 // so a line is encoded, limited, searched and written back the same way wherever it comes from.
-// The server batches across requests itself (serve/batching_queue.h): it calls encode(), decodes
-// the ids in its queue and hands the hypotheses back to finish().
+// Translator::submit (decode/translator.h) batches across requests (decode/batching_queue.h): it
+// calls encode(), decodes the ids in its queue and hands the hypotheses back to finish().
 #pragma once
 #include <functional>
 #include <string>

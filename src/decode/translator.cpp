@@ -1,5 +1,7 @@
 #include "decode/translator.h"
 
+#include <stdexcept>
+
 #include "decode/batched_decoding.h"
 #include "decode/scoring_pairs.h"
 #include "model/fp32_kernel.h"
@@ -23,6 +25,27 @@ std::vector<Translation> Translator::translate(TranslationRequest request, const
                                                TranslationTimings* timings) const {
   if (shortlist_) request.search.shortlist = &*shortlist_;
   return service_->translate(request, progress, timings);
+}
+
+void Translator::start_queue(BatchingLimits limits, std::mutex& model_mutex, std::function<void(size_t, size_t)> on_batch) {
+  if (limits.batch_tokens == 0) limits.batch_tokens = batch_tokens_;
+  queue_ = std::make_unique<BatchingQueue>(models_.ensemble, model_mutex, limits, std::move(on_batch));
+}
+
+std::future<std::vector<Translation>> Translator::submit(const TranslationRequest& request) const {
+  if (!queue_) throw std::logic_error("Translator::submit before start_queue");
+  TranslationRequest r = request;
+  if (shortlist_) r.search.shortlist = &*shortlist_;
+  auto encoded = std::make_shared<EncodedRequest>(service_->encode(r));
+  auto decoded = queue_->submit(encoded->sources, encoded->search, encoded->nbest, encoded->guides);
+  // Deferred: the caller's get() waits for the queue, then turns the ids back into text.
+  return std::async(std::launch::deferred, [this, encoded, decoded = std::move(decoded)]() mutable {
+    const auto lists = decoded.get();
+    std::vector<Translation> out;
+    out.reserve(lists.size());
+    for (size_t i = 0; i < lists.size(); ++i) out.push_back(service_->finish(*encoded, i, lists[i]));
+    return out;
+  });
 }
 
 ScoredPairs Translator::score(const std::vector<std::string>& sources, const std::string& sources_name,

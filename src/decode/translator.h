@@ -5,10 +5,14 @@
 // splicing ensembles and attaching shortlists each in its own way.
 #pragma once
 #include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "decode/batching_queue.h"
 #include "decode/force_decode.h"
 #include "decode/model_ensemble.h"
 #include "decode/shortlist.h"
@@ -56,6 +60,18 @@ class Translator {
                     const std::vector<std::string>& targets, const std::string& targets_name, double lenpen,
                     bool nbest_list = false, const std::function<void(size_t)>& on_batch = {}) const;
 
+  // Requests from many callers decoded together (`yoke serve`): start_queue once, then submit from
+  // any thread. With one worker, the queue holds `model_mutex` while it decodes, so other users of
+  // the models take turns (decode/batching_queue.h). limits.batch_tokens 0: this translator's.
+  void start_queue(BatchingLimits limits, std::mutex& model_mutex, std::function<void(size_t, size_t)> on_batch = {});
+  // Encodes now (TooLong and InputError are thrown here, as is QueueFull), decodes in the queue;
+  // get() on the future gives one Translation per line, in order.
+  std::future<std::vector<Translation>> submit(const TranslationRequest& request) const;
+  size_t queued_sentences() const { return queue_ ? queue_->queued_sentences() : 0; }
+  void stop_queue() {  // decodes what is queued; later submits throw QueueFull
+    if (queue_) queue_->stop();
+  }
+
   const TranslationService& service() const { return *service_; }
   const LoadedModel& first() const { return models_.first(); }
   const Ensemble& ensemble() const { return models_.ensemble; }
@@ -70,6 +86,7 @@ class Translator {
   std::optional<Shortlist> shortlist_;
   int batch_tokens_;
   std::optional<TranslationService> service_;  // made once the models are loaded (it points at them)
+  std::unique_ptr<BatchingQueue> queue_;       // after start_queue
 };
 
 }  // namespace yoke

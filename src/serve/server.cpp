@@ -43,7 +43,6 @@ struct ServedModel {
   std::unique_ptr<Translator> translator;  // a translation model or an ensemble (decode/translator.h)
   LoadedModel lm;                          // a language model
   std::mutex use;  // one decoding at a time: batches and generations take turns
-  std::unique_ptr<BatchingQueue> queue;    // translation: decodes the ids of concurrent requests together
   const LoadedModel& first() const { return translator ? translator->first() : lm; }
   Task task() const { return first().config.task; }
 };
@@ -142,14 +141,11 @@ class Server {
         TranslatorSource source;
         source.batch_tokens = options.batching.batch_tokens;
         served->translator = std::make_unique<Translator>(std::move(loaded), source);
-        BatchingLimits limits = options.batching;
-        limits.batch_tokens = served->translator->batch_tokens();
-        served->queue = std::make_unique<BatchingQueue>(
-            served->translator->ensemble(), served->use, limits,
-            [this, name](size_t sentences, size_t tokens) {
-              metrics_.count_sentences(name, sentences, tokens);
-              metrics_.count_batch(sentences);
-            });
+        // Concurrent requests for this model are decoded together, in the translator's queue.
+        served->translator->start_queue(options.batching, served->use, [this, name](size_t sentences, size_t tokens) {
+          metrics_.count_sentences(name, sentences, tokens);
+          metrics_.count_batch(sentences);
+        });
       } else {
         served->lm = std::move(loaded.members.front());
       }
@@ -161,7 +157,7 @@ class Server {
     metrics_.set_queue_length_source([this] {
       size_t n = 0;
       for (const auto& [name, m] : models_)
-        if (m->queue) n += m->queue->queued_sentences();
+        if (m->translator) n += m->translator->queued_sentences();
       return n;
     });
   }
@@ -209,7 +205,7 @@ class Server {
     close(wake[0]);
     close(wake[1]);
     for (auto& [name, m] : models_)
-      if (m->queue) m->queue->stop();
+      if (m->translator) m->translator->stop_queue();
     log_("stopped");
   }
 
@@ -351,16 +347,14 @@ class Server {
         request.prefixes.push_back(p.get<std::string>());
       }
     }
-    EncodedRequest encoded;
+    std::future<std::vector<Translation>> answer;
     try {
-      encoded = m.translator->service().encode(request);
+      answer = m.translator->submit(request);
     } catch (const TooLong& e) {
       throw Refusal{413, std::string(e.what()) + " (see --max-sentence-subwords)"};
     }
-    const auto lists = m.queue->submit(encoded.sources, encoded.search, encoded.nbest, encoded.guides).get();
     json translations = json::array();
-    for (size_t i = 0; i < lists.size(); ++i) {
-      const Translation tr = m.translator->service().finish(encoded, i, lists[i]);
+    for (const Translation& tr : answer.get()) {
       const auto& hs = tr.hypotheses;
       json t = {{"text", hs.empty() ? "" : hs.front().text}, {"score", hs.empty() ? json(nullptr) : json(hs.front().score)}};
       if (request.nbest > 1) {

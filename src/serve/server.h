@@ -9,7 +9,7 @@
 // Errors are JSON {"error": REASON} with 400 (malformed), 401 (token missing or wrong), 404 (unknown
 // model or path), 405 (wrong method), 408 (headers or body too slow), 413 (too large), 431 (headers
 // too large), 503 (queue full, too many connections, or shutting down). Concurrent /translate
-// requests for one model are decoded together (serve/batching_queue.h); sockets, limits and
+// requests for one model are decoded together (decode/batching_queue.h); sockets, limits and
 // deadlines are serve/http_listener.h's.
 #pragma once
 #include <atomic>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/batching_queue.h"
+#include "decode/batching_queue.h"
 #include "serve/http_listener.h"
 
 namespace yoke::serve {

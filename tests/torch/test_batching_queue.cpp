@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "decode/batched_decoding.h"
-#include "serve/batching_queue.h"
+#include "decode/batching_queue.h"
 #include "tiny_model.h"
 #include "store/model_store.h"
 #include "margin.h"
@@ -49,8 +49,8 @@ void expect_same(const std::vector<Hypothesis>& a, const std::vector<Hypothesis>
 }
 
 // A window of `window` and a token budget no test reaches, so that only the window closes a batch.
-serve::BatchingLimits window_only(std::chrono::milliseconds window) {
-  serve::BatchingLimits limits;
+BatchingLimits window_only(std::chrono::milliseconds window) {
+  BatchingLimits limits;
   limits.window = window;
   limits.batch_tokens = 100000;
   return limits;
@@ -61,14 +61,14 @@ serve::BatchingLimits window_only(std::chrono::milliseconds window) {
 TEST(BatchingQueue, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
   auto model = tiny_model();
   std::mutex use;
-  const serve::BatchingLimits limits = window_only(std::chrono::milliseconds(300));
+  const BatchingLimits limits = window_only(std::chrono::milliseconds(300));
   std::atomic<int> batches{0}, sentences{0};
-  serve::BatchingQueue queue(*model, use, limits, [&](size_t n, size_t) {
+  BatchingQueue queue(*model, use, limits, [&](size_t n, size_t) {
     ++batches;
     sentences += int(n);
   });
   constexpr int kRequests = 8;
-  std::vector<std::future<serve::BatchingQueue::Result>> answers(kRequests);
+  std::vector<std::future<BatchingQueue::Result>> answers(kRequests);
   std::vector<std::thread> clients;
   for (int r = 0; r < kRequests; ++r)
     clients.emplace_back([&, r] { answers[size_t(r)] = queue.submit({source(r), source(r + 10)}, beam(3), 2); });
@@ -88,9 +88,9 @@ TEST(BatchingQueue, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
 TEST(BatchingQueue, OtherSearchOptionsAreNotMixed) {
   auto model = tiny_model();
   std::mutex use;
-  const serve::BatchingLimits limits = window_only(std::chrono::milliseconds(200));
+  const BatchingLimits limits = window_only(std::chrono::milliseconds(200));
   std::atomic<int> batches{0};
-  serve::BatchingQueue queue(*model, use, limits, [&](size_t, size_t) { ++batches; });
+  BatchingQueue queue(*model, use, limits, [&](size_t, size_t) { ++batches; });
   auto a = queue.submit({source(1)}, beam(1), 1);
   auto b = queue.submit({source(2)}, beam(4), 1);
   expect_same(a.get()[0], translate_ids_nbest(*model, {source(1)}, beam(1), 1, 100000)[0], "beam 1");
@@ -101,12 +101,12 @@ TEST(BatchingQueue, OtherSearchOptionsAreNotMixed) {
 TEST(BatchingQueue, FullAndStoppedQueuesRefuseAndStopDecodesWhatWaits) {
   auto model = tiny_model();
   std::mutex use;
-  serve::BatchingLimits limits = window_only(std::chrono::seconds(30));  // nothing leaves the queue before stop()
+  BatchingLimits limits = window_only(std::chrono::seconds(30));  // nothing leaves the queue before stop()
   limits.max_queued_sentences = 3;
-  serve::BatchingQueue queue(*model, use, limits);
+  BatchingQueue queue(*model, use, limits);
   auto waiting = queue.submit({source(1), source(2)}, beam(2), 1);
   EXPECT_EQ(queue.queued_sentences(), 2u);
-  EXPECT_THROW(queue.submit({source(3), source(4)}, beam(2), 1), serve::QueueFull);
+  EXPECT_THROW(queue.submit({source(3), source(4)}, beam(2), 1), QueueFull);
   auto fits = queue.submit({source(5)}, beam(2), 1);
   const auto t = std::chrono::steady_clock::now();
   queue.stop();  // does not wait out the 30 s window
@@ -114,5 +114,5 @@ TEST(BatchingQueue, FullAndStoppedQueuesRefuseAndStopDecodesWhatWaits) {
   EXPECT_EQ(waiting.get().size(), 2u);
   EXPECT_EQ(fits.get().size(), 1u);
   EXPECT_EQ(queue.queued_sentences(), 0u);
-  EXPECT_THROW(queue.submit({source(1)}, beam(2), 1), serve::QueueFull);
+  EXPECT_THROW(queue.submit({source(1)}, beam(2), 1), QueueFull);
 }

@@ -1,4 +1,4 @@
-#include "serve/batching_queue.h"
+#include "decode/batching_queue.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "decode/parallel_batches.h"
 #include "decode/batched_decoding.h"
 
-namespace yoke::serve {
+namespace yoke {
 
 BatchingQueue::BatchingQueue(Ensemble model, std::mutex& model_mutex, BatchingLimits limits,
                              std::function<void(size_t, size_t)> on_batch)
@@ -135,4 +135,4 @@ void BatchingQueue::work() {
   }
 }
 
-}  // namespace yoke::serve
+}  // namespace yoke

@@ -16,7 +16,7 @@
 #include "decode/search.h"
 #include "model/transformer.h"
 
-namespace yoke::serve {
+namespace yoke {
 
 struct BatchingLimits {
   std::chrono::microseconds window{5000};  // how long the oldest request waits for company
@@ -74,4 +74,4 @@ class BatchingQueue {
   std::vector<std::thread> workers_;
 };
 
-}  // namespace yoke::serve
+}  // namespace yoke
