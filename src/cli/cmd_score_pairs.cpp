@@ -7,7 +7,7 @@
 #include "cli/options.h"
 #include "compat/torch.h"
 #include "decode/scoring_pairs.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

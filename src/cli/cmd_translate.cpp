@@ -1,4 +1,4 @@
-// `yoke translate`: raw text in, translations out, through decode/translator.h; the options are
+// `yoke translate`: raw text in, translations out, through service/translator.h; the options are
 // cli/translate_options.h, the printed lines cli/translation_lines.h.
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "cli/translate_options.h"
 #include "cli/translation_lines.h"
 #include "decode/scoring_pairs.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 #include "text/corpus.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 
 namespace yoke::cli {
 

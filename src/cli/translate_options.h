@@ -8,7 +8,7 @@
 #include "cli/model_ensemble.h"
 #include "config/decoding_options.h"
 #include "decode/search.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 #include "decode/word_alignment.h"
 
 namespace yoke::cli {

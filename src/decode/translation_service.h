@@ -4,7 +4,7 @@
 // with the call's timings.
 // `yoke translate`, `yoke serve`, `import yoke` and the experiment runner are adapters over it,
 // so a line is encoded, limited, searched and written back the same way wherever it comes from.
-// Translator::submit (decode/translator.h) batches across requests (decode/batching_queue.h): it
+// Translator::submit (service/translator.h) batches across requests (decode/batching_queue.h): it
 // calls encode(), decodes the ids in its queue and hands the hypotheses back to finish().
 #pragma once
 #include <functional>

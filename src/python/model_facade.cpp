@@ -10,7 +10,7 @@
 #include "decode/force_decode.h"
 #include "decode/scoring_pairs.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 #include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
@@ -25,7 +25,7 @@ void set_threads(int threads) {
 }
 
 struct Model::Loaded {
-  std::unique_ptr<Translator> translator;  // a translation model (decode/translator.h), as `yoke translate` holds it
+  std::unique_ptr<Translator> translator;  // a translation model (service/translator.h), as `yoke translate` holds it
   LoadedModel lm;                          // a language model
   const LoadedModel& first() const { return translator ? translator->first() : lm; }
 };

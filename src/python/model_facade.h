@@ -45,7 +45,7 @@ class Model {
  public:
   // A model directory (`yoke train`'s save_dir, an int8 or an exported one); device cpu or cuda.
   explicit Model(const std::string& dir, const std::string& checkpoint = "", const std::string& device = "cpu");
-  // An ensemble of translation models (decode/translator.h): weights one per directory, or empty
+  // An ensemble of translation models (service/translator.h): weights one per directory, or empty
   // for equal ones; batch_tokens 0 for the default. InputError when the vocabularies differ.
   Model(const std::vector<std::string>& dirs, const std::vector<double>& weights, const std::string& checkpoint,
         const std::string& device, int batch_tokens);

@@ -17,13 +17,13 @@
 
 #include "config/decoding_options.h"
 #include "decode/translation_service.h"
-#include "decode/translator.h"
+#include "service/translator.h"
 #include "decode/batched_decoding.h"
 #include "lm/generate.h"
 #include "lm/prompt.h"
 #include "serve/http_listener.h"
 #include "serve/metrics.h"
-#include "decode/model_ensemble.h"
+#include "store/model_ensemble.h"
 #include "util/error.h"
 #include "util/version.h"
 
@@ -40,7 +40,7 @@ struct Refusal {
 
 struct ServedModel {
   std::string name;
-  std::unique_ptr<Translator> translator;  // a translation model or an ensemble (decode/translator.h)
+  std::unique_ptr<Translator> translator;  // a translation model or an ensemble (service/translator.h)
   LoadedModel lm;                          // a language model
   std::mutex use;  // one decoding at a time: batches and generations take turns
   const LoadedModel& first() const { return translator ? translator->first() : lm; }

@@ -3,7 +3,8 @@
 // code stand beside training, not on it: neither includes train/ (nor store/: they take a model,
 // not a directory), and train/ includes neither (validation decoding is handed to the trainer by
 // its caller). Model storage (store/) sits below training: serve/, analysis/ and python/ (the
-// `import yoke` facade) read models through it without reaching into train/.
+// `import yoke` facade) read models through it without reaching into train/. service/ holds what
+// owns loaded models and decodes them for the front doors (store/ below it, decode/ below that).
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,14 +21,14 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",  "eval",   "align",    "batch",
-                                          "embed", "model",  "loss",   "decode", "lm",    "store",    "train",
+                                          "embed", "model",  "loss",   "decode", "lm",    "store",    "service", "train",
                                           "report", "analysis", "experiment", "serve", "cli", "python",
                                           "spm"};
 // Reading a model is store/'s business: only what runs training (experiment/, cli/) includes train/.
 const std::set<std::pair<std::string, std::string>> kForbidden = {
     {"decode", "train"}, {"lm", "train"},         {"train", "decode"}, {"train", "lm"},     {"decode", "lm"},
     {"lm", "decode"},    {"decode", "store"},     {"lm", "store"},     {"report", "train"}, {"analysis", "train"},
-    {"serve", "train"},  {"python", "train"}};
+    {"serve", "train"},  {"python", "train"}, {"service", "train"}, {"train", "service"}};
 
 TEST(Layout, IncludesRunDownTheStagesOnly) {
   const fs::path src = fs::path(YOKE_SOURCE_DIR) / "src";

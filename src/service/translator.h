@@ -14,7 +14,7 @@
 
 #include "decode/batching_queue.h"
 #include "decode/force_decode.h"
-#include "decode/model_ensemble.h"
+#include "store/model_ensemble.h"
 #include "decode/shortlist.h"
 #include "decode/translation_service.h"
 

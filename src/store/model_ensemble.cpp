@@ -1,4 +1,4 @@
-#include "decode/model_ensemble.h"
+#include "store/model_ensemble.h"
 
 #include <algorithm>
 #include <tuple>

@@ -1,4 +1,4 @@
-#include "decode/translator.h"
+#include "service/translator.h"
 
 #include <stdexcept>
 
