@@ -23,6 +23,8 @@ std::string refusal(DecodingValues& v, const std::string& name, double value) {
 }
 
 TEST(DecodingOptions, ShareTheConfigKeysDefaultsAndRanges) {
+  // Exact equality throughout: the values are literals stored and read back (table defaults, config
+  // defaults, what set_decoding_option was given); no arithmetic, so no kernel or order of sums.
   const Config defaults;
   const DecodingValues values;
   ASSERT_EQ(decoding_option_names(), "beam, nbest, lenpen, max_len_a, max_len_b");
