@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 
 #include "batch/batch.h"
+#include "decode/batch_loop.h"
 #include "text/vocab.h"
 #include "util/error.h"
 
@@ -37,7 +37,7 @@ std::pair<at::Tensor, at::Tensor> target_tensors(const std::vector<std::vector<i
 
 std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                       const std::vector<std::vector<int>>& targets, double lenpen,
-                                      int max_batch_tokens, const std::function<void(size_t)>& on_batch) {
+                                      int max_batch_tokens, const std::function<void(size_t)>& on_batch, int workers) {
   if (sources.size() != targets.size())
     throw InputError("force_decode: " + std::to_string(sources.size()) + " sources but " +
                      std::to_string(targets.size()) + " targets");
@@ -51,53 +51,39 @@ std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<s
       throw InputError("source " + std::to_string(i + 1) + " has " + std::to_string(sources[i].size()) +
                        " subwords; the model has " + std::to_string(positions - 1) + " source positions");
   }
-  at::NoGradGuard no_grad;
-  std::vector<bool> was_training;
-  for (auto* m : model.models) {
-    was_training.push_back(m->is_training());
-    m->eval();
-  }
-  const auto device = model.first().parameters().front().device();
-  std::vector<size_t> order(targets.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto longer = [&](size_t i) { return std::max(sources[i].size(), targets[i].size()) + 1; };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return longer(a) > longer(b); });
+  std::vector<size_t> lengths(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) lengths[i] = std::max(sources[i].size(), targets[i].size()) + 1;
   std::vector<ForcedScore> out(targets.size());
-  const size_t budget = size_t(std::max(1, max_batch_tokens));
-  size_t done = 0;
-  for (size_t start = 0; start < order.size();) {
-    size_t end = start + 1;
-    const size_t longest = longer(order[start]);
-    while (end < order.size() && (end - start + 1) * longest <= budget) ++end;
-    std::vector<size_t> idx(order.begin() + start, order.begin() + end);
-    auto src = make_source_tensor(sources, idx).to(device);
-    auto [tgt_in, tgt_out] = target_tensors(targets, idx);
-    at::Tensor lp;
-    for (size_t m = 0; m < model.size(); ++m) {
-      auto enc = model.models[m]->encode(src);
-      auto hidden = model.models[m]->decode(tgt_in.to(device), &enc);
-      auto one = at::log_softmax(model.models[m]->logits(hidden).to(at::kFloat), -1);
-      if (model.size() > 1) one.mul_(model.weights[m]);  // as the search weighs them
-      lp = lp.defined() ? lp.add_(one) : one;
-    }
-    auto picked = lp.gather(2, tgt_out.to(device).unsqueeze(2)).squeeze(2).to(at::kCPU).contiguous();
-    auto p = picked.accessor<float, 2>();
-    for (size_t r = 0; r < idx.size(); ++r) {
-      ForcedScore& f = out[idx[r]];
-      const size_t n = targets[idx[r]].size() + 1;
-      f.token_log_probs.resize(n);
-      for (size_t j = 0; j < n; ++j) {
-        f.token_log_probs[j] = p[int64_t(r)][int64_t(j)];
-        f.log_prob += double(f.token_log_probs[j]);
-      }
-      f.score = f.log_prob / std::pow(double(n), lenpen);
-    }
-    done += idx.size();
-    if (on_batch) on_batch(done);
-    start = end;
-  }
-  for (size_t m = 0; m < model.size(); ++m)
-    if (was_training[m]) model.models[m]->train();
+  for_each_batch(
+      model, lengths, size_t(std::max(1, max_batch_tokens)), workers,
+      [&](const std::vector<size_t>& idx, const at::Device& device) {
+        at::NoGradGuard no_grad;  // per worker thread: the guard is thread-local
+        auto src = make_source_tensor(sources, idx).to(device);
+        auto [tgt_in, tgt_out] = target_tensors(targets, idx);
+        at::Tensor lp;
+        for (size_t m = 0; m < model.size(); ++m) {
+          auto enc = model.models[m]->encode(src);
+          auto hidden = model.models[m]->decode(tgt_in.to(device), &enc);
+          auto one = at::log_softmax(model.models[m]->logits(hidden).to(at::kFloat), -1);
+          if (model.size() > 1) one.mul_(model.weights[m]);  // as the search weighs them
+          lp = lp.defined() ? lp.add_(one) : one;
+        }
+        auto picked = lp.gather(2, tgt_out.to(device).unsqueeze(2)).squeeze(2).to(at::kCPU).contiguous();
+        auto p = picked.accessor<float, 2>();
+        for (size_t r = 0; r < idx.size(); ++r) {
+          ForcedScore& f = out[idx[r]];
+          const size_t n = targets[idx[r]].size() + 1;
+          f.token_log_probs.resize(n);
+          for (size_t j = 0; j < n; ++j) {
+            f.token_log_probs[j] = p[int64_t(r)][int64_t(j)];
+            f.log_prob += double(f.token_log_probs[j]);
+          }
+          f.score = f.log_prob / std::pow(double(n), lenpen);
+        }
+      },
+      [&](size_t done, const std::vector<size_t>&) {
+        if (on_batch) on_batch(done);
+      });
   return out;
 }
 

@@ -21,8 +21,10 @@ struct ForcedScore {
 // `max_batch_tokens` (padded target tokens per batch); results in input order. A target whose
 // length + 1 exceeds the model's positions cannot be scored: throws InputError naming its index.
 // An ensemble scores with the weighted mean of its models' log-probabilities, as its search does.
+// Batches go through decoding's one loop (batch_loop.h) on `workers` threads on the CPU.
 std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<std::vector<int>>& sources,
                                       const std::vector<std::vector<int>>& targets, double lenpen,
-                                      int max_batch_tokens, const std::function<void(size_t)>& on_batch = {});
+                                      int max_batch_tokens, const std::function<void(size_t)>& on_batch = {},
+                                      int workers = 1);
 
 }  // namespace yoke

@@ -13,7 +13,7 @@
 #include "analysis/analyze_model.h"
 #include "analysis/gradient_shares.h"
 #include "decode/parallel_batches.h"
-#include "decode/translation_service.h"
+#include "service/translator.h"
 #include "decode/batched_decoding.h"
 #include "eval/score_files.h"
 #include "eval/bleu_stats_file.h"
@@ -59,7 +59,7 @@ std::vector<TestSet> test_sets(const std::string& data_dir) {
 
 // Translates and scores every test set of the run's data with the finished model.
 std::map<std::string, TestResult> translate_and_score(const Grid& grid, const Config& cfg, const RunDir& dir,
-                                                     const LoadedModel& m, std::ostream& log) {
+                                                     const Translator& translator, std::ostream& log) {
   SearchOptions so;
   so.beam = grid.beam;
   so.lenpen = grid.lenpen;
@@ -68,7 +68,6 @@ std::map<std::string, TestResult> translate_and_score(const Grid& grid, const Co
   // As `yoke translate` decodes: on the CPU a worker per thread, batches by the one rule
   // (decode/batched_decoding.h); the translations are the same.
   so.workers = default_workers(cfg.threads);
-  const TranslationService service(*m.model, m.src_vocab, m.tgt_vocab);
   std::map<std::string, TestResult> tests;
   for (const auto& t : test_sets(cfg.data)) {
     TranslationRequest request;
@@ -77,7 +76,7 @@ std::map<std::string, TestResult> translate_and_score(const Grid& grid, const Co
     Progress bar("translate " + t.name, double(request.lines.size()), "sent", 30.0);
     TranslationTimings timings;
     std::vector<std::string> hyp;
-    for (const auto& tr : service.translate(request, {[&](size_t d) { bar.update(double(d)); }, {}}, &timings))
+    for (const auto& tr : translator.translate(request, {[&](size_t d) { bar.update(double(d)); }, {}}, &timings))
       hyp.push_back(tr.hypotheses.front().text);
     const double seconds = timings.seconds();
     bar.finish();
@@ -188,8 +187,11 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
     checkpoint = kCheckpointAveraged;
   }
   fill_vocab_sizes(cfg);
-  // Loaded once: counted, then used by the tests and the analysis (each used to load it anew).
-  const LoadedModel m = load_model(cfg.save_dir, checkpoint, name_of(cfg.device));
+  // Loaded once, into the translator `yoke translate` would hold (service/translator.h): counted,
+  // then used by the tests and the analysis.
+  const Translator translator(ensemble_of_one(load_model(cfg.save_dir, checkpoint, name_of(cfg.device))),
+                              TranslatorSource{});
+  const LoadedModel& m = translator.first();
   const int64_t params = count_parameters(*m.model);
   const auto counts = count_embeddings(m.model->embeddings->spec());
 
@@ -211,7 +213,7 @@ bool run_one(const Grid& grid, const GridVariant& v, int seed, const ExperimentO
     result.grad_share_output_early = g->early;
     result.grad_share_output_late = g->late;
   }
-  result.tests = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, m, log);
+  result.tests = cfg.task == Task::lm ? perplexity_of_tests(cfg, m, dir, log) : translate_and_score(grid, cfg, dir, translator, log);
   if (grid.analyze) result.analysis = analyze_run(cfg.save_dir, m, dir.analysis(), log);
   // Written last: its presence is what marks the run as done.
   write_json(dir.result().string(), run_result_json(result));

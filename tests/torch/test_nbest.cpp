@@ -1,6 +1,7 @@
 // n-best lists, their scores, and forced decoding (teacher forcing) of given targets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli_helpers.h"
@@ -104,6 +105,31 @@ TEST(ForceDecode, ScoresOfBeamOutputsEqualTheDecodersScores) {
       }
     }
   }
+}
+
+// Forced decoding batches through decoding's one loop (decode/batch_loop.h): one batch on one
+// worker and many small batches on two give each pair its own score, in input order; progress
+// counts every pair once; a model in training mode is put back in it. The batches' shapes differ
+// (padding, rows), so products may sum in another order: 1e-4, as above.
+TEST(ForceDecode, BatchesAndWorkersKeepEachPairsScore) {
+  at::manual_seed(16);
+  auto model = build_model(tiny_config(Tie::all));
+  const auto sources = random_sentences(17, 14, 24, 17), targets = random_sentences(17, 11, 24, 18);
+  model->train();
+  const auto whole = force_decode(*model, sources, targets, 1.0, 100000);
+  EXPECT_TRUE(model->is_training());
+  std::vector<size_t> progress;
+  const auto split = force_decode(*model, sources, targets, 1.0, 40, [&](size_t done) { progress.push_back(done); }, 2);
+  ASSERT_EQ(split.size(), whole.size());
+  ASSERT_GT(progress.size(), 3u);  // 40 padded tokens hold a few pairs a batch
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  EXPECT_EQ(progress.back(), sources.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    ASSERT_EQ(split[i].token_log_probs.size(), targets[i].size() + 1) << "pair " << i;
+    YOKE_EXPECT_NEAR(split[i].log_prob, whole[i].log_prob, 1e-4) << "pair " << i;
+  }
+  // Not all the same: a pair's score is its own, not a neighbour's.
+  EXPECT_NE(whole.front().log_prob, whole.back().log_prob);
 }
 
 TEST(ForceDecode, RejectsTargetsLongerThanThePositions) {
