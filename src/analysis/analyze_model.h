@@ -13,8 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "analysis/model_analysis.h"
 #include "store/model_store.h"
 
 namespace yoke {
@@ -39,10 +38,10 @@ struct AnalyzeOptions {
   std::string model_path, against_path;
 };
 
-// Writes the files into `out_dir` (created if missing) and returns what analysis.json holds.
-// With `against`, an InputError before anything is written when the two models cannot be
-// compared (check_resemblance_pair).
-nlohmann::json analyze_model(const LoadedModel& model, const std::string& out_dir,
+// Writes the files into `out_dir` (created if missing) and returns what analysis.json holds
+// (to_json of the result). With `against`, an InputError before anything is written when the two
+// models cannot be compared (check_resemblance_pair).
+ModelAnalysis analyze_model(const LoadedModel& model, const std::string& out_dir,
                              const AnalyzeOptions& options = {});
 
 }  // namespace yoke

@@ -2,6 +2,7 @@
 // a trained model's word matrices, and with --against its tied matrix's resemblance to an untied
 // model's input and output matrices, as files (norm histogram, PCA picture, analysis.json) and a
 // short summary on standard output.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -19,11 +20,11 @@ namespace fs = std::filesystem;
 namespace yoke::cli {
 namespace {
 
-// A number from analysis.json, or "n/a" where it is null (e.g. the tying gap of a tied model).
-std::string number(const nlohmann::json& v, const char* format = "%.4f") {
-  if (!v.is_number()) return "n/a";
+// A measurement, or "n/a" where there is none (NaN: analysis/model_analysis.h).
+std::string number(double v, const char* format = "%.4f") {
+  if (std::isnan(v)) return "n/a";
   char buf[64];
-  std::snprintf(buf, sizeof buf, format, v.get<double>());
+  std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
 
@@ -124,52 +125,46 @@ int cmd_analyze(int argc, char** argv) {
     options.model_path = model.dir;
     options.against_path = against_dir;
   }
-  nlohmann::json j = analyze_model(m, out, options);
+  ModelAnalysis a = analyze_model(m, out, options);
   if (draw_gradient_paths((fs::path(model.dir) / kMetricsLog).string(),
                           (fs::path(out) / "grad_paths.svg").string()))
-    j["pictures"].push_back("grad_paths.svg");
+    a.pictures.push_back("grad_paths.svg");
 
-  std::printf("model      %s (tie %s, estimator %s)\n", m.checkpoint.c_str(), j["tie"].get<std::string>().c_str(),
-              j["estimator"].get<std::string>().c_str());
-  std::printf("identity   %s  (share of words k with argmax ℓ(w_k) = k)\n", number(j["identity"]).c_str());
+  std::printf("model      %s (tie %s, estimator %s)\n", m.checkpoint.c_str(), a.tie.c_str(), a.estimator.c_str());
+  std::printf("identity   %s  (share of words k with argmax ℓ(w_k) = k)\n", number(a.identity).c_str());
   std::printf("normality  %s  (largest ℓ for a unit h; ≤ 1 means normality holds)\n",
-              number(j["normality_max_logit"]).c_str());
+              number(a.normality_max_logit).c_str());
   std::printf("tying gap  %s  (mean cos(e_j, u_j); n/a when target and output are one matrix)\n",
-              number(j["tying_gap"]).c_str());
-  if (j.contains("norm_vs_prediction")) {
-    const auto& p = j["norm_vs_prediction"];
+              number(a.tying_gap.value_or(NAN)).c_str());
+  if (const auto& p = a.norm_vs_prediction)
     std::printf("norm vs over-prediction  ρ %s over %lld words (ρ with reference frequency %s)\n",
-                number(p["spearman_overprediction"], "%.3f").c_str(), (long long)p["words"].get<int64_t>(),
-                number(p["spearman_reference_frequency"], "%.3f").c_str());
-  }
-  for (const auto& [name, s] : j["norms"].items())
-    std::printf("‖w_i‖      %-32s mean %s  std %s  min %s  max %s\n", name.c_str(), number(s["mean"], "%.3f").c_str(),
-                number(s["std"], "%.3f").c_str(), number(s["min"], "%.3f").c_str(), number(s["max"], "%.3f").c_str());
-  for (const auto& [name, s] : j["sphere"].items())
+                number(p->spearman_overprediction, "%.3f").c_str(), (long long)p->words,
+                number(p->spearman_reference_frequency, "%.3f").c_str());
+  for (const auto& [name, s] : a.norms)
+    std::printf("‖w_i‖      %-32s mean %s  std %s  min %s  max %s\n", name.c_str(), number(s.mean, "%.3f").c_str(),
+                number(s.std, "%.3f").c_str(), number(s.min, "%.3f").c_str(), number(s.max, "%.3f").c_str());
+  for (const auto& [name, s] : a.sphere)
     std::printf("sphere     %-32s ‖mean ŵ‖ %s (uniform %s)  cos %s ± %s (uniform 0 ± %s)  PC1 %s (uniform %s)  "
                 "eff. dim %s (uniform %s)\n",
-                name.c_str(), number(s["mean_resultant_length"]["value"], "%.3f").c_str(),
-                number(s["mean_resultant_length"]["uniform_expected"], "%.3f").c_str(),
-                number(s["pair_cosine"]["mean"], "%.3f").c_str(), number(s["pair_cosine"]["std"], "%.3f").c_str(),
-                number(s["pair_cosine"]["uniform_expected_std"], "%.3f").c_str(),
-                number(s["top_pc_share"]["value"], "%.4f").c_str(),
-                number(s["top_pc_share"]["uniform_expected"], "%.4f").c_str(),
-                number(s["participation_ratio"]["value"], "%.1f").c_str(),
-                number(s["participation_ratio"]["uniform_expected"], "%.1f").c_str());
-  if (j.contains("against")) {
-    const auto& a = j["against"];
+                name.c_str(), number(s.mean_resultant_length, "%.3f").c_str(),
+                number(s.mean_resultant_length_uniform, "%.3f").c_str(), number(s.cosine_mean, "%.3f").c_str(),
+                number(s.cosine_std, "%.3f").c_str(), number(s.cosine_std_uniform, "%.3f").c_str(),
+                number(s.top_pc_share, "%.4f").c_str(), number(s.top_pc_share_uniform, "%.4f").c_str(),
+                number(s.participation_ratio, "%.1f").c_str(), number(s.participation_ratio_uniform, "%.1f").c_str());
+  if (const auto& g = a.against) {
+    const Resemblance& r = g->resemblance;
     std::printf("against    %s: tied matrix vs its input E / output U (resembles output: second larger)\n",
-                a["model"].get<std::string>().c_str());
+                g->model.c_str());
     std::printf("           Spearman of pair cosines  %s / %s   kNN-10 overlap  %s / %s (chance %s)   CKA  %s / %s\n",
-                number(a["spearman_input"], "%.3f").c_str(), number(a["spearman_output"], "%.3f").c_str(),
-                number(a["knn10_input"], "%.3f").c_str(), number(a["knn10_output"], "%.3f").c_str(),
-                number(a["knn10_chance"], "%.4f").c_str(), number(a["cka_input"], "%.3f").c_str(),
-                number(a["cka_output"], "%.3f").c_str());
+                number(r.spearman_input, "%.3f").c_str(), number(r.spearman_output, "%.3f").c_str(),
+                number(r.knn_input, "%.3f").c_str(), number(r.knn_output, "%.3f").c_str(),
+                number(r.knn_chance, "%.4f").c_str(), number(r.cka_input, "%.3f").c_str(),
+                number(r.cka_output, "%.3f").c_str());
     std::printf("           mean cos(W_i, ·_i) as stored  %s / %s (≈ 0 unless both models started from one matrix)\n",
-                number(a["row_cosine_input"], "%.3f").c_str(), number(a["row_cosine_output"], "%.3f").c_str());
+                number(r.row_cosine_input, "%.3f").c_str(), number(r.row_cosine_output, "%.3f").c_str());
   }
   std::printf("wrote\n  %s\n", (fs::path(out) / "analysis.json").string().c_str());
-  for (const auto& p : j["pictures"]) std::printf("  %s\n", (fs::path(out) / p.get<std::string>()).string().c_str());
+  for (const auto& p : a.pictures) std::printf("  %s\n", (fs::path(out) / p).string().c_str());
   return 0;
 }
 

@@ -133,11 +133,11 @@ std::map<std::string, TestResult> perplexity_of_tests(const Config& cfg, const L
 
 // yoke analyze's files for the model, plus the gradient-path curve when training logged one.
 nlohmann::json analyze_run(const std::string& model_dir, const LoadedModel& m, const fs::path& out, std::ostream& log) {
-  auto result = analyze_model(m, out.string());
+  ModelAnalysis result = analyze_model(m, out.string());
   if (draw_gradient_paths((fs::path(model_dir) / kMetricsLog).string(), (out / "grad_paths.svg").string()))
-    result["pictures"].push_back("grad_paths.svg");
+    result.pictures.push_back("grad_paths.svg");
   log << "  analysis: " << out.string() << std::endl;
-  return result;
+  return to_json(result);  // carried into result.json as analysis.json holds it
 }
 
 // `yoke train --config <the run's config> --nproc N`, as a user would type it: the workers must be

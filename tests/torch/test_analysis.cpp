@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/model_analysis.h"
 #include "analysis/norm_prediction.h"
 #include "analysis/pca.h"
 #include "analysis/properties.h"
@@ -222,4 +223,32 @@ TEST(NormPrediction, CountsOnlyWordsThatOccurAndRanksTheirOverPrediction) {
   YOKE_EXPECT_NEAR(p.spearman_overprediction, 1.0, 1e-12);
   EXPECT_TRUE(std::isnan(p.spearman_reference_frequency));  // every reference count is 4
   EXPECT_THROW(norm_vs_prediction(norms, {1, 2}, ref), std::invalid_argument);
+}
+
+// analysis.json's mapping (analysis/model_analysis.h): "no value" is null, optional parts are
+// absent when not measured, per-matrix statistics are keyed by the matrix's name.
+TEST(ModelAnalysisJson, NoValueIsNullAndUnmeasuredPartsAreAbsent) {
+  ModelAnalysis a;
+  a.estimator = "dot";
+  a.tie = "all";
+  a.identity = 0.5;
+  a.norms["shared"] = NormStats{1.0, 0.25, 0.5, 2.0};
+  a.pictures = {"norms.svg"};
+  nlohmann::json j = to_json(a);
+  EXPECT_TRUE(j.at("normality_max_logit").is_null());  // NaN
+  EXPECT_TRUE(j.at("tying_gap").is_null());
+  EXPECT_FALSE(j.contains("against"));
+  EXPECT_FALSE(j.contains("norm_vs_prediction"));
+  EXPECT_EQ(j.at("norms").at("shared").at("std").get<double>(), 0.25);  // stored, not computed
+  EXPECT_EQ(j.at("identity").get<double>(), 0.5);
+  EXPECT_EQ(j.at("pictures"), nlohmann::json::array({"norms.svg"}));
+  a.tying_gap = 0.125;
+  a.norm_vs_prediction = NormPrediction{7, 0.5, NAN, -0.25};
+  a.against = AgainstModel{"runs/untied", "runs/untied/checkpoint_best.ykp", "none", Resemblance{}};
+  j = to_json(a);
+  EXPECT_EQ(j.at("tying_gap").get<double>(), 0.125);
+  EXPECT_EQ(j.at("norm_vs_prediction").at("words").get<int64_t>(), 7);
+  EXPECT_TRUE(j.at("norm_vs_prediction").at("spearman_reference_frequency").is_null());
+  EXPECT_EQ(j.at("against").at("tie"), "none");
+  EXPECT_EQ(j.at("against").at("model"), "runs/untied");
 }
