@@ -93,14 +93,26 @@ echo "run-grid-parallel: $finished runs finished, $(( $(date +%s) - start )) s" 
 if [ "$report" = 1 ] && [ "$finished" -gt 0 ]; then
   # OUT's record is the parts' (the runs were made by their calls: machine, commit, start), with
   # every variant and seed of the grid and every part's invocation; a registered design must be the
-  # same in every part, and is dated by the earliest part's record.
-  python3 - "$out" "$seeds" "${variants[@]}" <<'PY'
+  # same in every part, and is dated by the earliest part's record. The baseline is the grid's: a
+  # part runs one variant, which its own record names as the baseline.
+  python3 - "$out" "$grid" "$seeds" "${variants[@]}" <<'PY'
 import glob, json, os, sys
-out, seeds, variants = sys.argv[1], [int(s) for s in sys.argv[2].split()], sys.argv[3:]
+out, grid, seeds, variants = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3].split()], sys.argv[4:]
+def grid_baseline():
+    section = None
+    for line in open(grid, encoding="utf-8"):
+        text = line.split("#", 1)[0].strip()
+        if text.startswith("["):
+            section = text
+        elif section == "[grid]" and "=" in text and text.split("=", 1)[0].strip() == "baseline":
+            return text.split("=", 1)[1].strip()
+    return variants[0]  # the grid's default (experiment/grid.h)
 parts = sorted(glob.glob(os.path.join(out, "parts", "*", "experiment.json")))
 records = [json.load(open(p)) for p in parts]
 record = dict(records[0])
 record["variants"], record["seeds"], record["invocations"] = variants, seeds, []
+record["baseline"] = grid_baseline()
+record["expected"] = {k: v for r in records for k, v in r.get("expected", {}).items()}
 designs = {json.dumps(r.get("registration", {}).get("design"), sort_keys=True) for r in records}
 if len(designs) > 1:
     sys.exit("run-grid-parallel: the parts hold different registered designs: " + ", ".join(parts))

@@ -505,6 +505,11 @@ TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
   const auto report = read_json(out / "report.json").at("variants");
   ASSERT_EQ(report.size(), 2u);
   for (const auto& entry : report) EXPECT_EQ(entry.at("seeds").get<int>(), 2) << entry.at("variant");
+  // The grid's baseline, not the first part's (each part's record names its one variant).
+  const std::string baseline = load_grid(registered_tiny_grid().string(), {"data=" + data_dir().string()}).baseline;
+  EXPECT_EQ(read_json(out / "experiment.json").at("baseline"), baseline);
+  for (const auto& entry : report)
+    EXPECT_EQ(entry.at("baseline").get<bool>(), entry.at("variant") == baseline) << entry.at("variant");
 
   auto part_calls = [&] {
     size_t n = 0;
