@@ -40,95 +40,120 @@ bool converged(const Runs& runs) {
 }
 
 // The simultaneous interval of a test at `level` (the family's: alpha / comparisons).
-json interval_json(const SignificanceResult& r, double level) {
+DecisionInterval interval_of(const SignificanceResult& r, double level) {
   const double q = r.se > 0 ? t_quantile(1.0 - level / 2, r.df) : 0.0;
-  return {{"low", r.delta - q * r.se}, {"high", r.delta + q * r.se}, {"level", 1.0 - level}};
+  return {r.delta - q * r.se, r.delta + q * r.se, 1.0 - level};
 }
 
-std::string interval_text(const json& i) {
-  return "[" + signed_number(i.at("low").get<double>()) + ", " + signed_number(i.at("high").get<double>()) + "]";
+std::string interval_text(const DecisionInterval& i) {
+  return "[" + signed_number(i.low) + ", " + signed_number(i.high) + "]";
 }
 
 }  // namespace
 
-json registered_decision(const ReportInput& in) {
-  if (!in.registration) return nullptr;
+std::optional<RegisteredDecision> registered_decision(const ReportInput& in) {
+  if (!in.registration) return std::nullopt;
   const Registration& reg = *in.registration;
   const double level = reg.alpha / double(std::max<size_t>(1, reg.comparisons.size()));
   const bool lower = lower_is_better(in.metric);
   const Pairing registered = reg.paired ? Pairing::by_seed : Pairing::unpaired;
   const std::set<int> planned(in.registered_seeds.begin(), in.registered_seeds.end());
   LineCache cache;
-  json comparisons = json::array();
+  RegisteredDecision d{reg, in.registration_recorded, in.metric, 1.0 - level, in.registered_seeds, {}};
   for (const auto& c : reg.comparisons) {
     const Runs all_a = runs_of(in, c.a), all_b = runs_of(in, c.b);
     // Registered paired: the seeds both have; unpaired: every run.
     const auto [a, b] = reg.paired ? common_seeds(all_a, all_b) : std::make_pair(all_a, all_b);
-    json j = {{"a", c.a}, {"b", c.b}, {"claim", claim_kind_name(c.kind)}, {"margin", c.margin},
-              {"seed", c.seed_effect ? json(*c.seed_effect) : json(nullptr)},
-              {"seeds_a", seeds_of(a)}, {"seeds_b", seeds_of(b)}};
+    DecidedComparison j;
+    j.claim = c;
+    j.seeds_a = seeds_of(a);
+    j.seeds_b = seeds_of(b);
     auto finished = [&](const Runs& runs) {
       return size_t(std::count_if(runs.begin(), runs.end(), [&](const RunResult* r) { return planned.count(r->seed) > 0; }));
     };
-    const bool interim = finished(all_a) < planned.size() || finished(all_b) < planned.size();
-    j["interim"] = interim;
-    j["converged"] = converged(all_a) && converged(all_b);
+    j.interim = finished(all_a) < planned.size() || finished(all_b) < planned.size();
+    j.converged = converged(all_a) && converged(all_b);
     // Named, in the comparison's order (B − A): "tied 2, untied 3 of the 3 registered runs".
     const std::string progress = c.b + " " + std::to_string(finished(all_b)) + ", " + c.a + " " +
                                  std::to_string(finished(all_a)) + " of the " + std::to_string(planned.size()) +
                                  " registered runs a side have finished";
-    Verdict v = interim ? Verdict{"interim", progress + ": the registration reads the verdict once all have"}
-                        : Verdict{"inconclusive", "a side has fewer than two runs: no seed variance to test with"};
-    bool decided = false;
+    j.verdict = j.interim ? Verdict{"interim", progress + ": the registration reads the verdict once all have"}
+                          : Verdict{"inconclusive", "a side has fewer than two runs: no seed variance to test with"};
     if (a.size() >= 2 && b.size() >= 2) {
       const SignificanceResult r = compare_runs(a, b, reg.test, in, registered, &cache);
       if (r.testable) {
-        const json i = interval_json(r, level);
-        j.update({{"delta", r.delta}, {"se", r.se}, {"df", r.df}, {"p_value", r.p_value},
-                  {"p_adjusted", std::min(1.0, r.p_value * double(reg.comparisons.size()))}, {"interval", i},
-                  {"detectable", detectable_effect(r.se, r.df, level)}});
-        const Verdict read = judge_registered(c, i["low"], i["high"], lower);
+        j.tested = true;
+        j.delta = r.delta, j.se = r.se, j.df = r.df, j.p_value = r.p_value;
+        j.p_adjusted = std::min(1.0, r.p_value * double(reg.comparisons.size()));
+        j.interval = interval_of(r, level);
+        j.detectable = detectable_effect(r.se, r.df, level);
+        const Verdict read = judge_registered(c, j.interval.low, j.interval.high, lower);
         const std::string reading = read.verdict + " (" + read.why + ")";
-        if (interim)
-          v = {"interim", progress + ": the registration reads the verdict once all have; now the interval would read " +
-                              reading};
-        else if (!j["converged"].get<bool>())
-          v = {"inconclusive", "not every run of both sides converged; the interval would read " + reading};
+        if (j.interim)
+          j.verdict = {"interim", progress + ": the registration reads the verdict once all have; now the interval would read " +
+                                      reading};
+        else if (!j.converged)
+          j.verdict = {"inconclusive", "not every run of both sides converged; the interval would read " + reading};
         else {
-          v = read;
-          decided = read.verdict != "inconclusive";
-          if (!decided)
-            v.why += "; the smallest effect this test finds with 80% power is " +
-                     signed_number(j["detectable"].get<double>()).substr(1);
+          j.verdict = read;
+          j.decided = read.verdict != "inconclusive";
+          if (!j.decided)
+            j.verdict.why += "; the smallest effect this test finds with 80% power is " + signed_number(j.detectable).substr(1);
         }
       }
       // The other pairing, at the same level: a sensitivity line, never the verdict.
       const auto [pa, pb] = reg.paired ? std::make_pair(all_a, all_b) : common_seeds(all_a, all_b);
-      const std::string other = reg.paired ? "unpaired" : "paired";
+      SensitivityLine line;
+      line.pairing = reg.paired ? "unpaired" : "paired";
       const SignificanceResult s = pa.size() >= 2 && pb.size() >= 2
                                        ? compare_runs(pa, pb, reg.test, in, reg.paired ? Pairing::unpaired : Pairing::by_seed, &cache)
                                        : SignificanceResult{};
       if (s.testable && s.paired == !reg.paired) {
-        const json i = interval_json(s, level);
-        const Verdict read = judge_registered(c, i["low"], i["high"], lower);
-        j["sensitivity"] = {{"pairing", other}, {"seeds_a", seeds_of(pa)}, {"seeds_b", seeds_of(pb)},
-                            {"delta", s.delta}, {"interval", i}, {"reading", read.verdict},
-                            {"why", other + " on seeds " + std::to_string(pa.size()) + " and " + std::to_string(pb.size()) +
-                                        ": Δ " + signed_number(s.delta) + ", " + interval_text(i) + ", would read " +
-                                        read.verdict}};
+        line.tested = true;
+        line.seeds_a = seeds_of(pa);
+        line.seeds_b = seeds_of(pb);
+        line.delta = s.delta;
+        line.interval = interval_of(s, level);
+        line.reading = judge_registered(c, line.interval.low, line.interval.high, lower).verdict;
+        line.why = line.pairing + " on seeds " + std::to_string(pa.size()) + " and " + std::to_string(pb.size()) +
+                   ": Δ " + signed_number(s.delta) + ", " + interval_text(line.interval) + ", would read " + line.reading;
       } else {
-        j["sensitivity"] = {{"pairing", other}, {"why", other + ": fewer than two seeds both sides have"}};
+        line.why = line.pairing + ": fewer than two seeds both sides have";
       }
+      j.sensitivity = line;
     }
-    j["verdict"] = {{"verdict", v.verdict}, {"why", v.why}, {"decided", decided}};
+    d.comparisons.push_back(j);
+  }
+  return d;
+}
+
+json to_json(const DecisionInterval& i) { return {{"low", i.low}, {"high", i.high}, {"level", i.level}}; }
+
+json to_json(const RegisteredDecision& d) {
+  json comparisons = json::array();
+  for (const auto& c : d.comparisons) {
+    json j = {{"a", c.claim.a}, {"b", c.claim.b}, {"claim", claim_kind_name(c.claim.kind)}, {"margin", c.claim.margin},
+              {"seed", c.claim.seed_effect ? json(*c.claim.seed_effect) : json(nullptr)},
+              {"seeds_a", c.seeds_a}, {"seeds_b", c.seeds_b}, {"interim", c.interim}, {"converged", c.converged}};
+    if (c.tested)
+      j.update({{"delta", c.delta}, {"se", c.se}, {"df", c.df}, {"p_value", c.p_value}, {"p_adjusted", c.p_adjusted},
+                {"interval", to_json(c.interval)}, {"detectable", c.detectable}});
+    if (const auto& s = c.sensitivity) {
+      if (s->tested)
+        j["sensitivity"] = {{"pairing", s->pairing}, {"seeds_a", s->seeds_a}, {"seeds_b", s->seeds_b}, {"delta", s->delta},
+                            {"interval", to_json(s->interval)}, {"reading", s->reading}, {"why", s->why}};
+      else
+        j["sensitivity"] = {{"pairing", s->pairing}, {"why", s->why}};
+    }
+    j["verdict"] = {{"verdict", c.verdict.verdict}, {"why", c.verdict.why}, {"decided", c.decided}};
     comparisons.push_back(j);
   }
-  return {{"registration", registration_json(reg)},
-          {"recorded", in.registration_recorded},
-          {"test", reg.test},
-          {"metric", in.metric},
-          {"level", 1.0 - level},
-          {"seeds_planned", in.registered_seeds},
+  return {{"registration", registration_json(d.registration)},
+          {"recorded", d.recorded},
+          {"test", d.registration.test},
+          {"metric", d.metric},
+          {"level", d.level},
+          {"seeds_planned", d.seeds_planned},
           {"comparisons", comparisons}};
 }
 

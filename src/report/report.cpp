@@ -123,7 +123,7 @@ std::string overrides_line(const std::vector<std::string>& overrides) {
 
 }  // namespace
 
-std::string report_markdown(const json& report, const ReportInput& in, const json& decision) {
+std::string report_markdown(const json& report, const ReportInput& in, const RegisteredDecision* decision) {
   std::string md;
   if (!in.title.empty()) md += "# " + md_escape(in.title) + "\n\n";
   if (!in.overrides.empty()) md += md_escape(overrides_line(in.overrides)) + "\n\n";
@@ -180,7 +180,7 @@ std::string report_csv(const json& report, const ReportInput& in) {
   return out;
 }
 
-std::string report_html(const json& report, const ReportInput& in, const std::string&, const json& decision) {
+std::string report_html(const json& report, const ReportInput& in, const RegisteredDecision* decision) {
   const std::string title = in.title.empty() ? "Experiment report" : in.title;
   // Sized so that the main table of four test sets fits a 1280-pixel-wide window
   // (tests/torch/test_report_screen, scripts/screenshot-report.sh).
@@ -225,16 +225,17 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
   if (ec && !std::filesystem::is_directory(dir)) {
     throw input_error(dir, 0, "cannot create directory: " + ec.message());
   }
-  const json decision = registered_decision(in);
+  const std::optional<RegisteredDecision> registered = registered_decision(in);
+  const RegisteredDecision* decision = registered ? &*registered : nullptr;
   const json report = build_report(in, 1000, decision);
   json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
                   {"metric", in.metric},     {"test_names", test_names(in)},
                   {"provenance", in.provenance}, {"expected", in.expected}, {"variants", report}};
-  if (decision.is_object()) wrapped["registration"] = decision;
+  if (decision) wrapped["registration"] = to_json(*decision);
   write_json(dir + "/report.json", wrapped);
   write_file_atomically(dir + "/report.md", report_markdown(report, in, decision));
   write_file_atomically(dir + "/report.csv", report_csv(report, in));
-  write_file_atomically(dir + "/report.html", report_html(report, in, "", decision));
+  write_file_atomically(dir + "/report.html", report_html(report, in, decision));
 }
 
 }  // namespace yoke

@@ -16,6 +16,8 @@
 
 namespace yoke {
 
+struct RegisteredDecision;  // report/registered_report.h
+
 struct ReportInput {
   std::string title;
   // Settings that replaced the grid's for every run (`yoke experiment --set`), said under the
@@ -71,7 +73,7 @@ struct ReportInput {
 // comparison of a variant with the baseline that the registration holds then takes the registered
 // verdict, interval and adjusted p on the registered test set, so that no table reads it twice.
 nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000,
-                            const nlohmann::json& decision = nullptr);
+                            const RegisteredDecision* decision = nullptr);
 
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
 std::string metric_name(const std::string& key);
@@ -81,7 +83,7 @@ std::string metric_name(const std::string& key);
 // metric and the Δ of each seed, then a training table (updates, gradient shares, embedding
 // fractions) where the runs have those numbers; each with a legend line.
 std::string report_markdown(const nlohmann::json& report, const ReportInput& input,
-                            const nlohmann::json& decision = nullptr);
+                            const RegisteredDecision* decision = nullptr);
 
 // One row per variant with plain numbers (separate mean and std columns), RFC 4180.
 std::string report_csv(const nlohmann::json& report, const ReportInput& input);
@@ -91,7 +93,7 @@ std::string report_csv(const nlohmann::json& report, const ReportInput& input);
 // 1280-pixel screen) with the best value of each column in bold, the pictures with captions,
 // generation time.
 std::string report_html(const nlohmann::json& report, const ReportInput& input,
-                        const std::string& markdown_table_unused = "", const nlohmann::json& decision = nullptr);
+                        const RegisteredDecision* decision = nullptr);
 
 // report.json, report.md, report.csv and report.html in out_dir (created when missing), each
 // written atomically; a registered report's report.json holds its registered_decision() under

@@ -15,6 +15,7 @@
 #include "eval/moments.h"
 #include "eval/sentence_nll_file.h"
 #include "eval/significance.h"
+#include "report/registered_report.h"
 #include "report/report_statistics.h"
 #include "report/verdict.h"
 #include "text/corpus.h"
@@ -434,23 +435,24 @@ bool lower_is_better(const std::string& metric) { return metric == "ppl" || metr
 
 // A registered report: the registered verdicts, intervals and adjusted p replace the table's own
 // for each registered comparison of a variant with the baseline on the registered test set.
-void take_registered_verdicts(json& report, const ReportInput& in, const json& decision) {
-  if (!decision.is_object()) return;
-  const std::string test = decision.value("test", "");
-  for (const auto& c : decision.at("comparisons")) {
-    if (c.value("a", "") != in.baseline) continue;
+void take_registered_verdicts(json& report, const ReportInput& in, const RegisteredDecision* decision) {
+  if (!decision) return;
+  const std::string& test = decision->registration.test;
+  for (const DecidedComparison& c : decision->comparisons) {
+    if (c.claim.a != in.baseline) continue;
     for (auto& e : report) {
-      if (e.value("variant", "") != c.value("b", "") || !e["tests"].contains(test)) continue;
+      if (e.value("variant", "") != c.claim.b || !e["tests"].contains(test)) continue;
       json& t = e["tests"][test];
-      t["verdict"] = c.at("verdict");
-      t["verdict"]["why"] = "registered: " + t["verdict"].value("why", "");
-      if (c.contains("interval")) t["interval"] = c["interval"];
-      if (c.contains("p_adjusted")) t["p_adjusted"] = c["p_adjusted"];
+      t["verdict"] = {{"verdict", c.verdict.verdict}, {"why", "registered: " + c.verdict.why}, {"decided", c.decided}};
+      if (c.tested) {
+        t["interval"] = to_json(c.interval);
+        t["p_adjusted"] = c.p_adjusted;
+      }
     }
   }
 }
 
-json build_report(const ReportInput& in, int bootstrap_samples, const json& decision) {
+json build_report(const ReportInput& in, int bootstrap_samples, const RegisteredDecision* decision) {
   const auto tests = test_names(in);
   const Runs base = runs_of(in, in.baseline);
   const Runs* base_ptr = base.empty() ? nullptr : &base;

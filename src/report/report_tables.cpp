@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "report/registered_report.h"
 #include "report/report_statistics.h"
 #include "report/signed_number.h"
 #include "util/progress.h"
@@ -394,40 +395,37 @@ Table paper_table(const json& report, const ReportInput& in) {
 
 // The registered decision (report/registered_report.h): one row per registered comparison, the
 // registration itself in the legend, so that the verdicts are read beside what fixed them.
-Table registered_table(const json& decision) {
+Table registered_table(const RegisteredDecision& decision) {
   Table t;
-  const json reg = decision.at("registration");
-  const json& rows = decision.at("comparisons");
+  const Registration& reg = decision.registration;
   t.heading = "Registered decision";
   Column name{"comparison", 0, false, {}}, claim{"claim (seed's \xCE\x94, margin)", 0, false, {}},
       delta{"\xCE\x94", 0, true, {}}, interval{"interval", 0, true, {}}, seeds{"seeds", 0, true, {}},
       verdict{"verdict", 0, false, {}}, other{"other pairing (not the verdict)", 0, false, {}};
-  for (const auto& c : rows) {
-    name.cells.push_back({c.value("b", "") + " \xE2\x88\x92 " + c.value("a", ""), NAN});
-    std::string cl = c.value("claim", "");
-    if (c["seed"].is_number()) cl += ", seed " + signed2(c["seed"].get<double>());
-    cl += ", margin " + printf_str("%.2f", c.value("margin", 0.0));
+  for (const DecidedComparison& c : decision.comparisons) {
+    name.cells.push_back({c.claim.b + " \xE2\x88\x92 " + c.claim.a, NAN});
+    std::string cl = claim_kind_name(c.claim.kind);
+    if (c.claim.seed_effect) cl += ", seed " + signed2(*c.claim.seed_effect);
+    cl += ", margin " + printf_str("%.2f", c.claim.margin);
     claim.cells.push_back({cl, NAN});
-    delta.cells.push_back(c.contains("delta") ? Cell{signed2(c["delta"].get<double>()), NAN} : Cell());
-    interval.cells.push_back(c.contains("interval") ? Cell{ci_text(c), NAN} : Cell());
-    seeds.cells.push_back({std::to_string(c.value("seeds_b", json::array()).size()) + " / " +
-                               std::to_string(c.value("seeds_a", json::array()).size()),
-                           NAN});
-    const json v = c.value("verdict", json::object());
-    verdict.cells.push_back({v.value("verdict", "") + ": " + v.value("why", ""), NAN});
-    other.cells.push_back(c.contains("sensitivity") ? Cell{c["sensitivity"].value("why", ""), NAN} : Cell());
+    delta.cells.push_back(c.tested ? Cell{signed2(c.delta), NAN} : Cell());
+    interval.cells.push_back(c.tested ? Cell{"[" + signed2(c.interval.low) + ", " + signed2(c.interval.high) + "]", NAN}
+                                      : Cell());
+    seeds.cells.push_back({std::to_string(c.seeds_b.size()) + " / " + std::to_string(c.seeds_a.size()), NAN});
+    verdict.cells.push_back({c.verdict.verdict + ": " + c.verdict.why, NAN});
+    other.cells.push_back(c.sensitivity ? Cell{c.sensitivity->why, NAN} : Cell());
   }
   t.columns = {name, claim, delta, interval, seeds, verdict, other};
-  std::string level = printf_str("%.2f", 100.0 * decision.value("level", 0.95));
+  std::string level = printf_str("%.2f", 100.0 * decision.level);
   while (level.back() == '0') level.pop_back();
   if (level.back() == '.') level.pop_back();
   level += "%";
-  t.legend = "Registered " + decision.value("recorded", std::string("?")) + ", before the first run finished. " +
-             "Question: " + reg.value("question", "") + " Deciding test set: " + decision.value("test", "") + ", " +
-             metric_name(decision.value("metric", "")) + ". Pairing: " + reg.value("pairing", "") + " (" +
-             reg.value("pairing_why", "") + "). Seeds: " + reg.value("seed_plan", "") + ". Stopping: " +
-             reg.value("stopping", "") + ". \xCE\x94 = mean of the first variant \xE2\x88\x92 mean of the second; " +
-             "interval: " + level + ", simultaneous over the " + std::to_string(rows.size()) +
+  t.legend = "Registered " + decision.recorded + ", before the first run finished. " +
+             "Question: " + reg.question + " Deciding test set: " + reg.test + ", " +
+             metric_name(decision.metric) + ". Pairing: " + (reg.paired ? "paired" : "unpaired") + " (" +
+             reg.pairing_why + "). Seeds: " + reg.seed_plan + ". Stopping: " +
+             reg.stopping + ". \xCE\x94 = mean of the first variant \xE2\x88\x92 mean of the second; " +
+             "interval: " + level + ", simultaneous over the " + std::to_string(decision.comparisons.size()) +
              " registered comparisons (Bonferroni), from a test that counts the seeds and the test sentences; seeds: "
              "finished runs of each side; verdict: the registered claim read against its margin (docs/statistics.md, "
              "\"Registered decisions\"); other pairing: the same test with the pairing the registration did not choose, "
@@ -467,9 +465,10 @@ std::vector<std::string> ordered_keys(const json& report, const std::string& tes
   return order;
 }
 
-std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked, const json& decision) {
+std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked,
+                                 const RegisteredDecision* decision) {
   std::vector<Table> tables{main_table(report, in, stacked)};
-  if (decision.is_object()) tables.push_back(registered_table(decision));
+  if (decision) tables.push_back(registered_table(*decision));
   if (Table paper = paper_table(report, in); !paper.columns.empty()) tables.push_back(std::move(paper));
   for (const auto& test : test_names(in)) tables.push_back(test_table(report, in, test));
   Table training = training_table(report);

@@ -40,7 +40,7 @@ struct Table {
 // the seed paper's numbers, one table per test set, training, runs: those that have something to
 // show. `stacked` puts each Δ under its score (HTML) instead of beside it.
 std::vector<Table> report_tables(const nlohmann::json& report, const ReportInput& in, bool stacked,
-                                 const nlohmann::json& decision = nullptr);
+                                 const RegisteredDecision* decision = nullptr);
 
 // The report's metric first, then the other metrics of `test` by name.
 std::vector<std::string> ordered_keys(const nlohmann::json& report, const std::string& test, const std::string& primary);

@@ -142,36 +142,48 @@ ReportInput registered_input() {
 
 TEST(RegisteredReport, ReadsTheRegistrationWithItsPairingAndLevelAndTheOtherPairingBeside) {
   ReportInput in = registered_input();
-  const nlohmann::json d = registered_decision(in);
-  ASSERT_TRUE(d.is_object());
-  const auto& c = d["comparisons"][0];
+  const auto d = registered_decision(in);
+  ASSERT_TRUE(d.has_value());
+  ASSERT_EQ(d->comparisons.size(), 1u);
+  const DecidedComparison& c = d->comparisons[0];
+  ASSERT_TRUE(c.tested);
   // Welch on 3 + 3 runs: Δ = 33.1667 − 31 = 2.1667; s² = 1 and 1.0833, SE² = 1/3 + 1.0833/3 = 0.6944,
   // df = 0.6944² / ((1/3)² / 2 + (1.0833/3)² / 2) = 3.9935 (a paired test would have 2).
-  EXPECT_NEAR(c["delta"].get<double>(), 2.16667, 1e-4);
-  EXPECT_NEAR(c["se"].get<double>(), std::sqrt(0.69444), 1e-4);
-  EXPECT_NEAR(c["df"].get<double>(), 3.9935, 1e-3);
+  EXPECT_NEAR(c.delta, 2.16667, 1e-4);
+  EXPECT_NEAR(c.se, std::sqrt(0.69444), 1e-4);
+  EXPECT_NEAR(c.df, 3.9935, 1e-3);
   // One comparison: the 95% interval, t(0.975, 3.9935) = 2.7785.
-  EXPECT_NEAR(c["interval"]["level"].get<double>(), 0.95, 1e-12);
-  EXPECT_NEAR(c["interval"]["high"].get<double>(),
-              c["delta"].get<double>() + t_quantile(0.975, c["df"].get<double>()) * c["se"].get<double>(), 1e-9);
+  EXPECT_NEAR(c.interval.level, 0.95, 1e-12);
+  EXPECT_NEAR(c.interval.high, c.delta + t_quantile(0.975, c.df) * c.se, 1e-9);
   // [−0.15, +4.48] reaches past the margin of 3: inconclusive, with the floor the test had.
-  EXPECT_EQ(c["verdict"]["verdict"], "inconclusive");
-  EXPECT_NE(c["verdict"]["why"].get<std::string>().find("smallest effect"), std::string::npos);
-  EXPECT_FALSE(c["verdict"]["decided"].get<bool>());
+  EXPECT_EQ(c.verdict.verdict, "inconclusive");
+  EXPECT_NE(c.verdict.why.find("smallest effect"), std::string::npos);
+  EXPECT_FALSE(c.decided);
   // The other pairing, paired on seeds 1–3: Δ per seed 2, 2.5, 2 — a narrower interval, a line only.
-  EXPECT_EQ(c["sensitivity"]["pairing"], "paired");
-  EXPECT_NE(c["sensitivity"]["why"].get<std::string>().find("would read reproduced"), std::string::npos)
-      << c["sensitivity"]["why"];
+  ASSERT_TRUE(c.sensitivity.has_value());
+  EXPECT_EQ(c.sensitivity->pairing, "paired");
+  EXPECT_TRUE(c.sensitivity->tested);
+  EXPECT_NE(c.sensitivity->why.find("would read reproduced"), std::string::npos) << c.sensitivity->why;
+
+  // report.json's mapping (to_json): the same numbers under their keys, copied, not computed.
+  const nlohmann::json j = to_json(*d);
+  EXPECT_EQ(j.at("test"), "decide");
+  EXPECT_EQ(j.at("level").get<double>(), d->level);
+  const auto& jc = j.at("comparisons").at(0);
+  EXPECT_EQ(jc.at("interval").at("high").get<double>(), c.interval.high);
+  EXPECT_EQ(jc.at("verdict").at("verdict"), "inconclusive");
+  EXPECT_EQ(jc.at("sensitivity").at("pairing"), "paired");
+  EXPECT_EQ(jc.at("claim"), "not worse");
 
   // The main table takes the registered verdict and interval for the registered comparison.
-  const nlohmann::json report = build_report(in, 0, d);
+  const nlohmann::json report = build_report(in, 0, &*d);
   for (const auto& e : report)
     if (e["variant"] == "tied") {
       EXPECT_EQ(e["tests"]["decide"]["verdict"]["verdict"], "inconclusive");
-      EXPECT_NEAR(e["tests"]["decide"]["interval"]["high"].get<double>(), c["interval"]["high"].get<double>(), 1e-12);
+      EXPECT_NEAR(e["tests"]["decide"]["interval"]["high"].get<double>(), c.interval.high, 1e-12);
       EXPECT_FALSE(e["tests"]["decide"]["test"]["paired"].get<bool>());
     }
-  const std::string md = report_markdown(report, in, d);
+  const std::string md = report_markdown(report, in, &*d);
   EXPECT_NE(md.find("## Registered decision"), std::string::npos);
   EXPECT_NE(md.find("Registered 2026-11-27 08:00:00 UTC, yoke abc"), std::string::npos);
   EXPECT_NE(md.find("Pairing: unpaired (shapes differ)"), std::string::npos);
@@ -181,31 +193,32 @@ TEST(RegisteredReport, ReadsTheRegistrationWithItsPairingAndLevelAndTheOtherPair
 TEST(RegisteredReport, NoVerdictBeforeEveryRegisteredRunFinishedNorFromUnconvergedRuns) {
   ReportInput in = registered_input();
   in.runs.pop_back();  // tied seed 3 has not finished
-  nlohmann::json c = registered_decision(in)["comparisons"][0];
-  EXPECT_TRUE(c["interim"].get<bool>());
-  EXPECT_EQ(c["verdict"]["verdict"], "interim");
-  EXPECT_NE(c["verdict"]["why"].get<std::string>().find("tied 2, untied 3 of the 3 registered runs"), std::string::npos)
-      << c["verdict"]["why"];
+  DecidedComparison c = registered_decision(in)->comparisons.at(0);
+  EXPECT_TRUE(c.interim);
+  EXPECT_EQ(c.verdict.verdict, "interim");
+  EXPECT_NE(c.verdict.why.find("tied 2, untied 3 of the 3 registered runs"), std::string::npos) << c.verdict.why;
   // One tied run: nothing to test yet, and still interim, not inconclusive.
   in.runs.erase(std::remove_if(in.runs.begin(), in.runs.end(),
                                [](const RunResult& r) { return r.variant == "tied" && r.seed == 2; }),
                 in.runs.end());
-  c = registered_decision(in)["comparisons"][0];
-  EXPECT_EQ(c["verdict"]["verdict"], "interim");
-  EXPECT_NE(c["verdict"]["why"].get<std::string>().find("tied 1, untied 3 of the 3"), std::string::npos) << c["verdict"]["why"];
+  c = registered_decision(in)->comparisons.at(0);
+  EXPECT_EQ(c.verdict.verdict, "interim");
+  EXPECT_FALSE(c.tested);
+  EXPECT_FALSE(to_json(*registered_decision(in)).at("comparisons").at(0).contains("interval"));  // nothing tested
+  EXPECT_NE(c.verdict.why.find("tied 1, untied 3 of the 3"), std::string::npos) << c.verdict.why;
 
   in = registered_input();
   // A clear non-inferiority now: tied within a point of untied in every seed.
   for (auto& r : in.runs)
     if (r.variant == "tied") r.tests["decide"].scores["ppl"] = 30.2 + 0.9 * (r.seed - 1);
-  EXPECT_EQ(registered_decision(in)["comparisons"][0]["verdict"]["verdict"], "reproduced");
+  EXPECT_EQ(registered_decision(in)->comparisons.at(0).verdict.verdict, "reproduced");
   in.runs[0].convergence = Convergence{false, "still falling"};
-  c = registered_decision(in)["comparisons"][0];
-  EXPECT_EQ(c["verdict"]["verdict"], "inconclusive");
-  EXPECT_NE(c["verdict"]["why"].get<std::string>().find("would read reproduced"), std::string::npos);
+  c = registered_decision(in)->comparisons.at(0);
+  EXPECT_EQ(c.verdict.verdict, "inconclusive");
+  EXPECT_NE(c.verdict.why.find("would read reproduced"), std::string::npos);
   // Without a registration there is no decision.
   in.registration.reset();
-  EXPECT_TRUE(registered_decision(in).is_null());
+  EXPECT_FALSE(registered_decision(in).has_value());
 }
 
 }  // namespace
