@@ -7,9 +7,10 @@
 #   scripts/test-numerics.sh --all [build dir]  every family this processor can run × 1 and 2 threads,
 #                                               then each threshold test's smallest margin
 #
-# --all takes about half an hour on 2 cores; it is not part of the test command. Run it before
-# submitting a change that adds or loosens a float threshold or touches what tests compute (the
-# model, the loss, decoding, the optimizer), and when a new processor family appears. Every test
+# --all takes about 50 minutes on 2 cores (14 runs of 3.5-4.5 minutes); it is not part of the test
+# command. Run it before submitting a change that adds or loosens a float threshold or touches
+# what tests compute (the model, the loss, decoding, the optimizer), and when a new processor
+# family appears. Every test
 # whose margin (tests/torch/margin.h: how many times over it clears its threshold) is below 2 on
 # any family is to be fixed. Its table also goes to BUILD/numerics-margins.tsv (every run's
 # margins: BUILD/numerics-margins.raw).
