@@ -360,7 +360,7 @@ void decide_all(json& report, const std::vector<std::string>& tests, const std::
       if (v.testable) {
         const VerdictInterval i = verdict_interval(v);
         t["p_adjusted"] = i.p_adjusted;
-        t["interval"] = {{"low", i.low}, {"high", i.high}, {"level", i.level}};
+        t["interval"] = to_json(DecisionInterval{i.low, i.high, i.level});  // as a registered one is written
       }
       const Verdict d = decide(v);
       t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}, {"decided", decided(v)}};

@@ -41,9 +41,10 @@ std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", 
 
 
 // "[−0.12, +0.71]" from [low, high], or "" without one.
+std::string pair_text(double low, double high) { return "[" + signed2(low) + ", " + signed2(high) + "]"; }
 std::string pair_text(const json& ci) {
   if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return "";
-  return "[" + signed2(ci[0].get<double>()) + ", " + signed2(ci[1].get<double>()) + "]";
+  return pair_text(ci[0].get<double>(), ci[1].get<double>());
 }
 
 // The interval the verdict reads (report/verdict.h), or "" without one.
@@ -409,8 +410,7 @@ Table registered_table(const RegisteredDecision& decision) {
     cl += ", margin " + printf_str("%.2f", c.claim.margin);
     claim.cells.push_back({cl, NAN});
     delta.cells.push_back(c.tested ? Cell{signed2(c.delta), NAN} : Cell());
-    interval.cells.push_back(c.tested ? Cell{"[" + signed2(c.interval.low) + ", " + signed2(c.interval.high) + "]", NAN}
-                                      : Cell());
+    interval.cells.push_back(c.tested ? Cell{pair_text(c.interval.low, c.interval.high), NAN} : Cell());
     seeds.cells.push_back({std::to_string(c.seeds_b.size()) + " / " + std::to_string(c.seeds_a.size()), NAN});
     verdict.cells.push_back({c.verdict.verdict + ": " + c.verdict.why, NAN});
     other.cells.push_back(c.sensitivity ? Cell{c.sensitivity->why, NAN} : Cell());
