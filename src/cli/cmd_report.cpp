@@ -1,4 +1,5 @@
 // `yoke report DIR`: an experiment's report rebuilt from the files of its folder alone.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -7,39 +8,38 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "experiment/runner.h"
+#include "report/registered_report.h"
 #include "report/signed_number.h"
+#include "report/variant_report.h"
 #include "util/json_file.h"
 
 namespace yoke::cli {
 
 namespace {
 
-std::string signed2(const nlohmann::json& v) { return signed_number(v.get<double>()); }
+// "[−0.30, +0.50] 97.5%": an interval and its level as the lines below print it.
+std::string interval_text(const DecisionInterval& i) {
+  char level[32];
+  std::snprintf(level, sizeof level, "%.4g%%", 100.0 * i.level);
+  return "[" + signed_number(i.low) + ", " + signed_number(i.high) + "] " + level;
+}
 
 // One line per comparison: "- l2 vs dot, flickr2016: inconclusive — why (Δ +0.12 [−0.3, +0.5] 97.5%, p 0.41, adj. 0.82;
 // expected +0.50)", with the interval the verdict read.
-void print_verdicts(const nlohmann::json& report, std::ostream& out) {
-  const std::string metric = report.value("metric", "bleu"), baseline = report.value("baseline", "");
-  for (const auto& e : report.at("variants")) {
-    if (e.value("baseline", false)) continue;
-    for (const auto& [test, t] : e.at("tests").items()) {
-      if (!t.contains("verdict") || !t["verdict"].is_object()) continue;
-      out << "- " << e.value("variant", "") << " vs " << baseline << ", " << test << ": "
-          << t["verdict"].value("verdict", "") << " — " << t["verdict"].value("why", "");
+void print_verdicts(const std::vector<VariantEntry>& variants, const std::string& baseline, std::ostream& out) {
+  for (const VariantEntry& e : variants) {
+    if (e.baseline) continue;
+    for (const auto& [test, t] : e.tests) {
+      if (!t.verdict) continue;
+      out << "- " << e.variant << " vs " << baseline << ", " << test << ": " << t.verdict->verdict.verdict << " — "
+          << t.verdict->verdict.why;
       std::string numbers;
-      if (t.contains("delta_" + metric) && t["delta_" + metric].is_number())
-        numbers = "\xCE\x94 " + signed2(t["delta_" + metric]);
-      if (t.contains("interval") && t["interval"].is_object()) {
-        const auto& i = t["interval"];
-        char level[32];
-        std::snprintf(level, sizeof level, "%.4g%%", 100.0 * i.value("level", 0.95));
-        numbers += " [" + signed2(i["low"]) + ", " + signed2(i["high"]) + "] " + level;
-      }
+      if (t.delta && std::isfinite(*t.delta)) numbers = "\xCE\x94 " + signed_number(*t.delta);
+      if (t.interval) numbers += " " + interval_text(*t.interval);
       char p[64] = "";
-      if (t.contains("p_value") && t["p_value"].is_number())
-        std::snprintf(p, sizeof p, ", p %.3f, adj. %.3f", t["p_value"].get<double>(), t.value("p_adjusted", 1.0));
+      if (t.p_value) std::snprintf(p, sizeof p, ", p %.3f, adj. %.3f", *t.p_value, t.p_adjusted.value_or(1.0));
       numbers += p;
-      if (t.contains("expected") && t["expected"].is_number()) numbers += "; expected " + signed2(t["expected"]);
+      if (t.expected) numbers += "; expected " + signed_number(*t.expected);
       out << " (" << numbers << ")\n";
     }
   }
@@ -48,24 +48,17 @@ void print_verdicts(const nlohmann::json& report, std::ostream& out) {
 // The registered comparisons first (report/registered_report.h), one line each in the same form:
 // "- registered: shared-private − vanilla, decide: reproduced — why (Δ +2.40 [+1.10, +3.70] 98.33%;
 // better, seed +0.44, margin 0.22)", and the other pairing's line under it.
-void print_registered(const nlohmann::json& report, std::ostream& out) {
-  if (!report.contains("registration") || !report["registration"].is_object()) return;
-  const auto& d = report["registration"];
-  for (const auto& c : d.at("comparisons")) {
-    out << "- registered: " << c.value("b", "") << " \xE2\x88\x92 " << c.value("a", "") << ", " << d.value("test", "")
-        << ": " << c["verdict"].value("verdict", "") << " \xE2\x80\x94 " << c["verdict"].value("why", "") << " (";
-    if (c.contains("interval")) {
-      char level[32];
-      std::snprintf(level, sizeof level, "%.4g%%", 100.0 * c["interval"].value("level", 0.95));
-      out << "\xCE\x94 " << signed2(c["delta"]) << " [" << signed2(c["interval"]["low"]) << ", "
-          << signed2(c["interval"]["high"]) << "] " << level << "; ";
-    }
-    out << c.value("claim", "");
-    if (c["seed"].is_number()) out << ", seed " << signed2(c["seed"]);
+void print_registered(const RegisteredDecision& d, std::ostream& out) {
+  for (const DecidedComparison& c : d.comparisons) {
+    out << "- registered: " << c.claim.b << " \xE2\x88\x92 " << c.claim.a << ", " << d.registration.test << ": "
+        << c.verdict.verdict << " \xE2\x80\x94 " << c.verdict.why << " (";
+    if (c.tested) out << "\xCE\x94 " << signed_number(c.delta) << " " << interval_text(c.interval) << "; ";
+    out << claim_kind_name(c.claim.kind);
+    if (c.claim.seed_effect) out << ", seed " << signed_number(*c.claim.seed_effect);
     char margin[32];
-    std::snprintf(margin, sizeof margin, "%.2f", c.value("margin", 0.0));
+    std::snprintf(margin, sizeof margin, "%.2f", c.claim.margin);
     out << ", margin " << margin << ")\n";
-    if (c.contains("sensitivity")) out << "  - sensitivity, not the verdict: " << c["sensitivity"].value("why", "") << "\n";
+    if (c.sensitivity) out << "  - sensitivity, not the verdict: " << c.sensitivity->why << "\n";
   }
 }
 
@@ -89,9 +82,13 @@ int cmd_report(int argc, char** argv) {
                "print each comparison's verdict from DIR/report.json, one Markdown line each (for the claims index)");
   if (!cmd.read(argc, argv)) return 0;
   if (verdicts) {
-    const nlohmann::json report = read_json(dir + "/report.json");
-    print_registered(report, std::cout);
-    print_verdicts(report, std::cout);
+    const std::string path = dir + "/report.json";
+    const nlohmann::json report = read_json(path);
+    if (report.contains("registration") && report["registration"].is_object())
+      print_registered(registered_decision_from_json(report["registration"], path), std::cout);
+    const std::string metric = report.value("metric", "bleu");
+    print_verdicts(variants_from_json(report.value("variants", nlohmann::json::array()), metric, path),
+                   report.value("baseline", ""), std::cout);
     return 0;
   }
   if (dest.empty())

@@ -394,12 +394,11 @@ namespace {
 // decided(): the interval at the sequential level excludes 0 or the expected effect).
 std::vector<std::string> undecided_variants(const ReportInput& in) {
   std::vector<std::string> out;
-  for (const auto& e : build_report(in)) {
-    if (e.value("baseline", false)) continue;
+  for (const VariantEntry& e : build_report(in)) {
+    if (e.baseline) continue;
     bool all = true;
-    for (const auto& [name, t] : e.at("tests").items())
-      all = all && t.contains("verdict") && t["verdict"].value("decided", false);
-    if (!all) out.push_back(e.at("variant").get<std::string>());
+    for (const auto& [name, t] : e.tests) all = all && t.verdict && t.verdict->decided;
+    if (!all) out.push_back(e.variant);
   }
   return out;
 }

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "report/report_statistics.h"
 #include "report/signed_number.h"
 #include "report/verdict.h"
+#include "util/error.h"
 
 namespace yoke {
 
@@ -127,14 +130,11 @@ std::optional<RegisteredDecision> registered_decision(const ReportInput& in) {
   return d;
 }
 
-json to_json(const DecisionInterval& i) { return {{"low", i.low}, {"high", i.high}, {"level", i.level}}; }
-
 json to_json(const RegisteredDecision& d) {
   json comparisons = json::array();
   for (const auto& c : d.comparisons) {
-    json j = {{"a", c.claim.a}, {"b", c.claim.b}, {"claim", claim_kind_name(c.claim.kind)}, {"margin", c.claim.margin},
-              {"seed", c.claim.seed_effect ? json(*c.claim.seed_effect) : json(nullptr)},
-              {"seeds_a", c.seeds_a}, {"seeds_b", c.seeds_b}, {"interim", c.interim}, {"converged", c.converged}};
+    json j = comparison_json(c.claim);
+    j.update({{"seeds_a", c.seeds_a}, {"seeds_b", c.seeds_b}, {"interim", c.interim}, {"converged", c.converged}});
     if (c.tested)
       j.update({{"delta", c.delta}, {"se", c.se}, {"df", c.df}, {"p_value", c.p_value}, {"p_adjusted", c.p_adjusted},
                 {"interval", to_json(c.interval)}, {"detectable", c.detectable}});
@@ -155,6 +155,68 @@ json to_json(const RegisteredDecision& d) {
           {"level", d.level},
           {"seeds_planned", d.seeds_planned},
           {"comparisons", comparisons}};
+}
+
+namespace {
+
+DecisionInterval interval_from_json(const json& i) {
+  return {i.at("low").get<double>(), i.at("high").get<double>(), i.at("level").get<double>()};
+}
+
+DecidedComparison comparison_decision_from_json(const json& j) {
+  DecidedComparison c;
+  c.claim = comparison_from_json(j);
+  c.seeds_a = j.at("seeds_a").get<std::vector<int>>();
+  c.seeds_b = j.at("seeds_b").get<std::vector<int>>();
+  c.interim = j.at("interim").get<bool>();
+  c.converged = j.at("converged").get<bool>();
+  c.tested = j.contains("interval");
+  if (c.tested) {
+    // df is infinite for a normal test, which JSON writes as null.
+    c.df = j.at("df").is_number() ? j["df"].get<double>() : std::numeric_limits<double>::infinity();
+    for (auto [key, field] : {std::pair{"delta", &c.delta}, {"se", &c.se}, {"p_value", &c.p_value},
+                              {"p_adjusted", &c.p_adjusted}, {"detectable", &c.detectable}})
+      *field = j.at(key).get<double>();
+    c.interval = interval_from_json(j["interval"]);
+  }
+  if (j.contains("sensitivity")) {
+    const json& s = j["sensitivity"];
+    SensitivityLine line;
+    line.pairing = s.at("pairing").get<std::string>();
+    line.why = s.at("why").get<std::string>();
+    line.tested = s.contains("interval");
+    if (line.tested) {
+      line.seeds_a = s.at("seeds_a").get<std::vector<int>>();
+      line.seeds_b = s.at("seeds_b").get<std::vector<int>>();
+      line.delta = s.at("delta").get<double>();
+      line.interval = interval_from_json(s["interval"]);
+      line.reading = s.at("reading").get<std::string>();
+    }
+    c.sensitivity = line;
+  }
+  const json& v = j.at("verdict");
+  c.verdict = {v.at("verdict").get<std::string>(), v.at("why").get<std::string>()};
+  c.decided = v.at("decided").get<bool>();
+  return c;
+}
+
+}  // namespace
+
+RegisteredDecision registered_decision_from_json(const json& j, const std::string& where) {
+  try {
+    RegisteredDecision d;
+    d.registration = registration_from_json(j.at("registration"));
+    d.recorded = j.at("recorded").get<std::string>();
+    d.metric = j.at("metric").get<std::string>();
+    d.level = j.at("level").get<double>();
+    d.seeds_planned = j.at("seeds_planned").get<std::vector<int>>();
+    for (const auto& c : j.at("comparisons")) d.comparisons.push_back(comparison_decision_from_json(c));
+    return d;
+  } catch (const json::exception& e) {
+    throw InputError(where + ": registration: " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where + ": " + e.what());
+  }
 }
 
 }  // namespace yoke

@@ -15,11 +15,6 @@
 
 namespace yoke {
 
-// A simultaneous interval at `level` (its coverage: 1 − alpha / comparisons).
-struct DecisionInterval {
-  double low = 0, high = 0, level = 0;
-};
-
 // The same test with the pairing the registration did not choose: a sensitivity line.
 struct SensitivityLine {
   std::string pairing;  // "paired" or "unpaired"
@@ -66,6 +61,9 @@ std::optional<RegisteredDecision> registered_decision(const ReportInput& in);
 //                   detectable, verdict: {verdict, why, decided},
 //                   sensitivity: {pairing, seeds_a, seeds_b, delta, interval, reading, why} or {pairing, why}}]}
 nlohmann::json to_json(const RegisteredDecision& d);
-nlohmann::json to_json(const DecisionInterval& i);
+
+// Reads what to_json wrote (report.json's "registration"); `where` (the file) names it in the
+// InputError a malformed one gives.
+RegisteredDecision registered_decision_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace yoke

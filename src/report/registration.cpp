@@ -87,13 +87,28 @@ RegisteredComparison parse_registered_comparison(const std::string& value, bool 
   return c;
 }
 
+nlohmann::json comparison_json(const RegisteredComparison& c) {
+  return {{"a", c.a}, {"b", c.b}, {"claim", claim_kind_name(c.kind)}, {"margin", c.margin},
+          {"seed", c.seed_effect ? nlohmann::json(*c.seed_effect) : nlohmann::json(nullptr)}};
+}
+
+RegisteredComparison comparison_from_json(const nlohmann::json& c) {
+  try {
+    RegisteredComparison rc;
+    rc.a = c.at("a").get<std::string>();
+    rc.b = c.at("b").get<std::string>();
+    rc.kind = kind_of(c.at("claim").get<std::string>());
+    rc.margin = c.at("margin").get<double>();
+    if (c.at("seed").is_number()) rc.seed_effect = c.at("seed").get<double>();
+    return rc;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("registered comparison: ") + e.what());
+  }
+}
+
 nlohmann::json registration_json(const Registration& r) {
   nlohmann::json comparisons = nlohmann::json::array();
-  for (const auto& c : r.comparisons) {
-    nlohmann::json j = {{"a", c.a}, {"b", c.b}, {"claim", claim_kind_name(c.kind)}, {"margin", c.margin}};
-    j["seed"] = c.seed_effect ? nlohmann::json(*c.seed_effect) : nlohmann::json(nullptr);
-    comparisons.push_back(j);
-  }
+  for (const auto& c : r.comparisons) comparisons.push_back(comparison_json(c));
   return {{"question", r.question},       {"metric", r.metric},       {"test", r.test},
           {"pairing", r.paired ? "paired" : "unpaired"}, {"pairing_why", r.pairing_why},
           {"alpha", r.alpha},             {"comparisons", comparisons}, {"seed_plan", r.seed_plan},
@@ -111,15 +126,7 @@ Registration registration_from_json(const nlohmann::json& j) {
     r.alpha = j.at("alpha").get<double>();
     r.seed_plan = j.at("seed_plan").get<std::string>();
     r.stopping = j.at("stopping").get<std::string>();
-    for (const auto& c : j.at("comparisons")) {
-      RegisteredComparison rc;
-      rc.a = c.at("a").get<std::string>();
-      rc.b = c.at("b").get<std::string>();
-      rc.kind = kind_of(c.at("claim").get<std::string>());
-      rc.margin = c.at("margin").get<double>();
-      if (c.at("seed").is_number()) rc.seed_effect = c.at("seed").get<double>();
-      r.comparisons.push_back(rc);
-    }
+    for (const auto& c : j.at("comparisons")) r.comparisons.push_back(comparison_from_json(c));
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("registration: ") + e.what());

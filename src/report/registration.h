@@ -55,6 +55,9 @@ struct Registration {
 RegisteredComparison parse_registered_comparison(const std::string& value, bool lower_is_better);
 
 std::string claim_kind_name(ClaimKind k);
+// {a, b, claim, margin, seed}: a claim as the registration and its decision write it.
+nlohmann::json comparison_json(const RegisteredComparison& c);
+RegisteredComparison comparison_from_json(const nlohmann::json& c);  // std::invalid_argument when malformed
 nlohmann::json registration_json(const Registration& r);
 Registration registration_from_json(const nlohmann::json& j);  // std::invalid_argument when malformed
 

@@ -68,7 +68,7 @@ std::string markdown_table(const Table& t) {
   return md + "\n" + t.legend + "\n";
 }
 
-std::string html_table(const Table& t, const json& report) {
+std::string html_table(const Table& t, const std::vector<VariantEntry>& report) {
   std::string h;
   if (!t.heading.empty()) h += "<h2>" + html_escape(t.heading) + "</h2>\n";
   h += std::string("<table") + (t.heading.empty() ? " class=\"main\"" : "") + ">\n<thead><tr>";
@@ -83,7 +83,7 @@ std::string html_table(const Table& t, const json& report) {
   const size_t rows = t.columns.empty() ? 0 : t.columns[0].cells.size();
   for (size_t r = 0; r < rows; ++r) {
     // Rows are variants, except in the runs table, which has one per run.
-    const bool baseline = rows == report.size() && report[r].value("baseline", false);
+    const bool baseline = rows == report.size() && report[r].baseline;
     h += baseline ? "<tr class=\"baseline\">" : "<tr>";
     for (size_t ci = 0; ci < t.columns.size(); ++ci) {
       const Cell& cell = t.columns[ci].cells[r];
@@ -108,11 +108,12 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-// 12 significant digits: 35.2 rather than 35.199999999999996 (report.json keeps every bit).
-std::string csv_number(const json& v) {
-  if (!v.is_number()) return "";
-  if (v.is_number_integer()) return v.dump();
-  return printf_str("%.12g", v.get<double>());
+// 12 significant digits: 35.2 rather than 35.199999999999996 (report.json keeps every bit); whole
+// numbers as integers, as report.json writes them.
+std::string csv_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "";
+  if (*v == std::floor(*v) && std::fabs(*v) < 9e15) return std::to_string(static_cast<int64_t>(*v));
+  return printf_str("%.12g", *v);
 }
 
 std::string overrides_line(const std::vector<std::string>& overrides) {
@@ -123,7 +124,7 @@ std::string overrides_line(const std::vector<std::string>& overrides) {
 
 }  // namespace
 
-std::string report_markdown(const json& report, const ReportInput& in, const RegisteredDecision* decision) {
+std::string report_markdown(const std::vector<VariantEntry>& report, const ReportInput& in, const RegisteredDecision* decision) {
   std::string md;
   if (!in.title.empty()) md += "# " + md_escape(in.title) + "\n\n";
   if (!in.overrides.empty()) md += md_escape(overrides_line(in.overrides)) + "\n\n";
@@ -136,7 +137,7 @@ std::string report_markdown(const json& report, const ReportInput& in, const Reg
   return md;
 }
 
-std::string report_csv(const json& report, const ReportInput& in) {
+std::string report_csv(const std::vector<VariantEntry>& report, const ReportInput& in) {
   std::vector<std::string> header;
   for (const auto& f : kRunNumberFields) header.push_back(f.key);
   header.insert(header.begin(), {"variant", "baseline", "seeds"});
@@ -159,28 +160,26 @@ std::string report_csv(const json& report, const ReportInput& in) {
   };
   emit(header);
   for (const auto& e : report) {
-    std::vector<std::string> row = {e.value("variant", ""), e.value("baseline", false) ? "true" : "false",
-                                    csv_number(e.value("seeds", json()))};
-    for (const auto& f : kRunNumberFields) row.push_back(csv_number(e.value(f.key, json())));
+    std::vector<std::string> row = {e.variant, e.baseline ? "true" : "false", csv_number(double(e.seeds.size()))};
+    for (const auto& f : kRunNumberFields) row.push_back(csv_number(e.means.*f.member));
     for (const auto& [test, keys] : test_keys) {
-      const json t = test_of(e, test);
+      const VariantTest& t = e.test(test);
       for (const auto& k : keys) {
-        const json s = t.value(k, json::object());
-        row.push_back(csv_number(s.value("mean", json())));
-        row.push_back(csv_number(s.value("std", json())));
+        const auto s = t.metrics.find(k);
+        row.push_back(s == t.metrics.end() ? "" : csv_number(s->second.mean));
+        row.push_back(s == t.metrics.end() ? "" : csv_number(s->second.std));
       }
-      row.push_back(csv_number(t.value("delta_" + in.metric, json())));
-      const json ci = t.value("delta_ci95", json());
-      row.push_back(ci.is_array() ? csv_number(ci[0]) : "");
-      row.push_back(ci.is_array() ? csv_number(ci[1]) : "");
-      row.push_back(csv_number(t.value("p_value", json())));
+      row.push_back(csv_number(t.delta));
+      row.push_back(t.delta_ci95 ? csv_number(t.delta_ci95->first) : "");
+      row.push_back(t.delta_ci95 ? csv_number(t.delta_ci95->second) : "");
+      row.push_back(csv_number(t.p_value));
     }
     emit(row);
   }
   return out;
 }
 
-std::string report_html(const json& report, const ReportInput& in, const RegisteredDecision* decision) {
+std::string report_html(const std::vector<VariantEntry>& report, const ReportInput& in, const RegisteredDecision* decision) {
   const std::string title = in.title.empty() ? "Experiment report" : in.title;
   // Sized so that the main table of four test sets fits a 1280-pixel-wide window
   // (tests/torch/test_report_screen, scripts/screenshot-report.sh).
@@ -227,10 +226,11 @@ void write_report(const std::string& out_dir, const ReportInput& in) {
   }
   const std::optional<RegisteredDecision> registered = registered_decision(in);
   const RegisteredDecision* decision = registered ? &*registered : nullptr;
-  const json report = build_report(in, 1000, decision);
+  const std::vector<VariantEntry> report = build_report(in, 1000, decision);
   json wrapped = {{"title", in.title},       {"overrides", in.overrides}, {"baseline", in.baseline},
                   {"metric", in.metric},     {"test_names", test_names(in)},
-                  {"provenance", in.provenance}, {"expected", in.expected}, {"variants", report}};
+                  {"provenance", in.provenance}, {"expected", in.expected},
+                  {"variants", to_json(report, in.metric)}};
   if (decision) wrapped["registration"] = to_json(*decision);
   write_json(dir + "/report.json", wrapped);
   write_file_atomically(dir + "/report.md", report_markdown(report, in, decision));

@@ -13,6 +13,7 @@
 
 #include "report/registration.h"
 #include "report/run_result.h"
+#include "report/variant_report.h"
 
 namespace yoke {
 
@@ -49,30 +50,22 @@ struct ReportInput {
   std::string registration_recorded;
 };
 
-// A JSON array, one entry per variant (variant_order first, then any other variant in order of
-// appearance; variants without runs are left out):
-//   {variant, baseline: bool, seeds: N, seed_list: [...], params, emb, red, tokens_per_s,
-//    wall_s, updates, grad_share_output_early/late, emb_fraction, emb_fraction_closed_form
-//    (means over seeds; null when no run has them), converged: every run's validation plateaued
-//    (null when no run says), runs: [{seed, updates, stop_reason, converged, why}],
-//    tests: {<name>: {<metric>: {mean, std, values: [...]}, ...,      (bleu, chrf, ppl, ...)
-//                     delta_<metric>: mean − baseline mean (0 for the baseline; null without one),
-//                     delta_per_seed: [{seed, delta}] for each seed both have,
-//                     p_value, delta_ci95: [low, high], p_adjusted, interval: {low, high, level},
-//                     test: {...}, p_seeds,
-//                     sentence_bootstrap: {delta_ci95, p_value, samples},
-//                     expected, seeds_needed, verdict: {verdict, why}}}}
-// std has the N−1 denominator (0 for one seed). p_value and delta_ci95 are the seeds-and-sentences
-// test of eval/significance.h (two-sided; for BLEU from per-sentence statistics, stats_files or
-// hyp_files with ref_files; perplexity from per-sentence NLL files; other metrics from the per-seed
-// values alone); interval is the simultaneous one the verdict reads (report/verdict.h), p_adjusted
-// p times the number of variants compared with the baseline on that test set (at most 1); sentence_bootstrap is Koehn's test
-// with the seeds held fixed (BLEU only). They are null for the baseline and when a side has one
-// seed. Unreadable or mismatched hypothesis, statistics or reference files are an InputError.
+// One entry per variant (report/variant_report.h; variant_order first, then any other variant in
+// order of appearance; variants without runs are left out): the seeds, the means of the whole-run
+// numbers over them, every run's updates and convergence, and per test set each metric's mean, std
+// (N−1 denominator, 0 for one seed) and values, the Δ of the report's metric to the baseline mean,
+// the Δ of each seed both have, and the comparison. p_value and delta_ci95 are the
+// seeds-and-sentences test of eval/significance.h (two-sided; for BLEU from per-sentence statistics,
+// stats_files or hyp_files with ref_files; perplexity from per-sentence NLL files; other metrics
+// from the per-seed values alone); interval is the simultaneous one the verdict reads
+// (report/verdict.h), p_adjusted p times the number of variants compared with the baseline on that
+// test set (at most 1); sentence_bootstrap is Koehn's test with the seeds held fixed (BLEU only).
+// They are none for the baseline and when a side has one seed. Unreadable or mismatched
+// hypothesis, statistics or reference files are an InputError.
 // A registered report (input.registration) passes its registered_decision() as `decision`: each
 // comparison of a variant with the baseline that the registration holds then takes the registered
 // verdict, interval and adjusted p on the registered test set, so that no table reads it twice.
-nlohmann::json build_report(const ReportInput& input, int bootstrap_samples = 1000,
+std::vector<VariantEntry> build_report(const ReportInput& input, int bootstrap_samples = 1000,
                             const RegisteredDecision* decision = nullptr);
 
 // How a metric key is written for people: "bleu" -> "BLEU", "chrf_pp" -> "chrF++", "ppl" -> "PPL".
@@ -82,17 +75,17 @@ std::string metric_name(const std::string& key);
 // test set, mean ± std, and its Δ with interval and p), then one table per test set with every
 // metric and the Δ of each seed, then a training table (updates, gradient shares, embedding
 // fractions) where the runs have those numbers; each with a legend line.
-std::string report_markdown(const nlohmann::json& report, const ReportInput& input,
+std::string report_markdown(const std::vector<VariantEntry>& report, const ReportInput& input,
                             const RegisteredDecision* decision = nullptr);
 
 // One row per variant with plain numbers (separate mean and std columns), RFC 4180.
-std::string report_csv(const nlohmann::json& report, const ReportInput& input);
+std::string report_csv(const std::vector<VariantEntry>& report, const ReportInput& input);
 
 // A single self-contained page (inline CSS, no scripts, no external resources): title, the
 // tables of report_markdown (in the main one each Δ under its score, so four test sets fit a
 // 1280-pixel screen) with the best value of each column in bold, the pictures with captions,
 // generation time.
-std::string report_html(const nlohmann::json& report, const ReportInput& input,
+std::string report_html(const std::vector<VariantEntry>& report, const ReportInput& input,
                         const RegisteredDecision* decision = nullptr);
 
 // report.json, report.md, report.csv and report.html in out_dir (created when missing), each

@@ -64,14 +64,6 @@ std::vector<std::string> metric_keys(const Runs& runs, const std::string& test,
 
 // ------------------------------------------------------------------ statistics
 
-// Integral values stay integers in the JSON (params: 7580000, not 7580000.0); NaN becomes null.
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
-  return v;
-}
-
-
 // Sample standard deviation (N−1); 0 for a single value.
 double stddev(const std::vector<double>& v) {
   if (v.empty()) return NAN;
@@ -84,12 +76,6 @@ std::vector<double> scores_of_runs(const Runs& runs, const std::string& test, co
   for (const RunResult* r : runs)
     if (auto v = r->score(test, metric)) out.push_back(*v);
   return out;
-}
-
-json summary(const std::vector<double>& values) {
-  json vals = json::array();
-  for (double v : values) vals.push_back(number(v));
-  return {{"mean", number(mean(values))}, {"std", number(stddev(values))}, {"values", vals}};
 }
 
 // ------------------------------------------------------------------ grouping
@@ -171,12 +157,6 @@ SeededScores scores_of(const Runs& runs, const std::string& test, const std::str
   return s;
 }
 
-json seed_list_json(const std::vector<int>& seeds) {
-  json out = json::array();
-  for (int s : seeds) out.push_back(s);
-  return out;
-}
-
 // Per-line NLL of every run of one variant on one test, and the lines' counts (subwords for ppl,
 // words for ppl_word); empty when some run has no NLL file.
 struct RunNll {
@@ -246,48 +226,48 @@ Pairing report_detail::registered_pairing(const ReportInput& in) {
 
 namespace {
 
-// {p_value, delta_ci95, test, p_seeds, sentence_bootstrap}: eval/significance.h's test of the variant
-// against the baseline (test_entry passes the runs of the seeds both have), and for BLEU Koehn's
-// sentence-only bootstrap beside it. Null where there is nothing to compare: no
-// baseline, the baseline itself, a side without scores.
-json significance(const Runs* base_all, bool is_baseline, const Runs& var_all, const std::string& variant,
-                  const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
-  json out = {{"p_value", nullptr}, {"delta_ci95", nullptr}, {"test", nullptr}, {"p_seeds", nullptr},
-              {"sentence_bootstrap", nullptr}, {"expected", nullptr}, {"seeds_needed", nullptr}};
+// The comparison fields of a test entry: eval/significance.h's test of the variant against the
+// baseline (test_entry passes the runs of the seeds both have), and for BLEU Koehn's sentence-only
+// bootstrap beside it. None where there is nothing to compare: no baseline, the baseline itself, a
+// side without scores.
+void compare_with_baseline(VariantTest& out, const Runs* base_all, bool is_baseline, const Runs& var_all,
+                           const std::string& variant, const std::string& test, const ReportInput& in, int samples,
+                           LineCache* cache) {
   const auto expected = in.expected.find(variant);
-  if (expected != in.expected.end() && !is_baseline) out["expected"] = expected->second;
-  if (!base_all || is_baseline) return out;
+  if (expected != in.expected.end() && !is_baseline) out.expected = expected->second;
+  if (!base_all || is_baseline) return;
   const Runs &base = *base_all, &var = var_all;
   const SeededScores a = scores_of(base, test, in.metric), b = scores_of(var, test, in.metric);
-  if (a.scores.empty() || b.scores.empty()) return out;
+  if (a.scores.empty() || b.scores.empty()) return;
   const SignificanceResult r = compare_runs(base, var, test, in, registered_pairing(in), cache);
   if (in.metric == "bleu" && samples > 1) {
     const RunStats sa = sentence_stats_of(base, test, in, cache), sb = sentence_stats_of(var, test, in, cache);
     if (!sa.runs.empty() && !sb.runs.empty()) {
       const BootstrapResult k = paired_bootstrap_bleu_seeds(sa.runs, sb.runs, samples, 12345);
-      out["sentence_bootstrap"] = {{"delta_ci95", {k.ci_low, k.ci_high}}, {"p_value", k.p_value}, {"samples", k.samples}};
+      out.sentence_bootstrap = SentenceBootstrap{k.ci_low, k.ci_high, k.p_value, k.samples};
     }
   }
-  out["p_seeds"] = {{"baseline", seed_list_json(a.seeds)}, {"variant", seed_list_json(b.seeds)}};
-  if (!r.testable) return out;
-  out["p_value"] = r.p_value;
-  out["delta_ci95"] = {r.ci_low, r.ci_high};
-  out["test"] = {{"method", r.sentence_part_known ? "seeds and sentences" : "seeds"},
-                 {"delta", r.delta},  // of the scores tested (BLEU from the sentence statistics)
-                 {"paired", r.paired},
-                 {"se", r.se},
-                 {"df", r.df},
-                 {"var_seed", r.var_seed},
-                 {"var_sentence", r.sentence_part_known ? json(r.var_sentence) : json(nullptr)},
-                 {"run_var_a", r.run_var_a},
-                 {"run_var_b", r.run_var_b}};
+  out.p_seeds = std::make_pair(a.seeds, b.seeds);
+  if (!r.testable) return;
+  out.p_value = r.p_value;
+  out.delta_ci95 = std::make_pair(r.ci_low, r.ci_high);
+  ComparisonTest t;
+  t.sentence_part_known = r.sentence_part_known;
+  t.delta = r.delta;
+  t.paired = r.paired;
+  t.se = r.se;
+  t.df = r.df;
+  t.var_seed = r.var_seed;
+  if (r.sentence_part_known) t.var_sentence = r.var_sentence;
+  t.run_var_a = r.run_var_a;
+  t.run_var_b = r.run_var_b;
   // detectable and seeds_needed follow in decide_all, at the level the verdict tests.
-  return out;
+  out.test = t;
 }
 
-// Every run of the variant says its validation plateaued (RunResult::convergence); null when no
+// Every run of the variant says its validation plateaued (RunResult::convergence); none when no
 // run says either way.
-json all_converged(const Runs& runs) {
+std::optional<bool> all_converged(const Runs& runs) {
   bool any = false, all = true;
   for (const RunResult* r : runs) {
     if (!r->convergence) {
@@ -297,122 +277,109 @@ json all_converged(const Runs& runs) {
     any = true;
     all = all && r->convergence->converged;
   }
-  return any ? json(all) : json(nullptr);
+  return any ? std::optional<bool>(all) : std::nullopt;
 }
 
-json runs_json(const Runs& runs) {
-  json out = json::array();
-  for (const RunResult* r : runs) {
-    const auto& c = r->convergence;
-    out.push_back({{"seed", r->seed},
-                   {"updates", r->updates ? number(*r->updates) : json()},
-                   {"stop_reason", r->stop_reason.empty() ? json() : json(r->stop_reason)},
-                   {"converged", c ? json(c->converged) : json()},
-                   {"why", c ? json(c->why) : json()}});
-  }
+std::vector<RunLine> run_lines(const Runs& runs) {
+  std::vector<RunLine> out;
+  for (const RunResult* r : runs) out.push_back({r->seed, r->updates, r->stop_reason, r->convergence});
   return out;
 }
 
 // Each comparison's verdict, and the simultaneous interval it reads: Bonferroni over the comparisons
 // of one test set (report/verdict.h says why one adjustment covers both kinds of claim).
-void decide_all(json& report, const std::vector<std::string>& tests, const std::string& metric, double alpha) {
-  const json* base = nullptr;
+void decide_all(std::vector<VariantEntry>& report, const std::vector<std::string>& tests, const std::string& metric,
+                double alpha) {
+  const VariantEntry* base = nullptr;
   for (const auto& e : report)
-    if (e.value("baseline", false)) base = &e;
+    if (e.baseline) base = &e;
   for (const auto& test : tests) {
     int comparisons = 0;
+    for (const auto& e : report) comparisons += e.test(test).p_value.has_value();
     for (auto& e : report) {
-      const json& t = e["tests"][test];
-      comparisons += t.contains("p_value") && t["p_value"].is_number();
-    }
-    for (auto& e : report) {
-      if (e.value("baseline", false) || !base) continue;
-      json& t = e["tests"][test];
+      if (e.baseline || !base) continue;
+      VariantTest& t = e.tests[test];
       VerdictInput v;
-      v.delta = t.value("delta_" + metric, json(0.0)).is_number() ? t["delta_" + metric].get<double>() : 0.0;
-      v.testable = t.contains("p_value") && t["p_value"].is_number();
-      if (t["expected"].is_number()) v.expected = t["expected"].get<double>();
+      v.delta = t.delta.value_or(0.0);
+      v.testable = t.p_value.has_value() && t.test.has_value();
+      v.expected = t.expected;
       v.alpha = alpha;
       v.comparisons = std::max(1, comparisons);
       if (v.testable) {
-        json& test_json = t["test"];
-        v.p_value = t["p_value"].get<double>();
-        v.delta = test_json.value("delta", v.delta);  // the interval is centred where the test is
-        v.se = test_json["se"].get<double>();
-        v.df = test_json["df"].is_number() ? test_json["df"].get<double>() : std::numeric_limits<double>::infinity();
+        ComparisonTest& c = *t.test;
+        v.p_value = *t.p_value;
+        v.delta = c.delta;  // the interval is centred where the test is
+        v.se = c.se;
+        v.df = c.df;
         // Power at the level the interval is read at, and the seeds a variant that would find the
         // seed's effect (without one, the Δ observed) at that level.
         const double level = alpha / double(v.comparisons);
         v.detectable = detectable_effect(v.se, v.df, level);
-        test_json["detectable"] = v.detectable;
+        c.detectable = v.detectable;
         SignificanceResult r;
         r.testable = true;
-        r.paired = test_json.value("paired", false);
-        r.var_sentence = test_json["var_sentence"].is_number() ? test_json["var_sentence"].get<double>() : 0.0;
-        r.run_var_a = test_json.value("run_var_a", 0.0);
-        r.run_var_b = test_json.value("run_var_b", 0.0);
+        r.paired = c.paired;
+        r.var_sentence = c.var_sentence.value_or(0.0);
+        r.run_var_a = c.run_var_a;
+        r.run_var_b = c.run_var_b;
         if (auto k = seeds_needed(r, v.expected.value_or(v.delta), level)) v.seeds_needed = *k;
-        t["seeds_needed"] = v.seeds_needed ? json(*v.seeds_needed) : json(nullptr);
+        t.seeds_needed = v.seeds_needed;
       }
-      const json ca = e.value("converged", json()), cb = base->value("converged", json());
-      v.converged = ca.is_boolean() && cb.is_boolean() && ca.get<bool>() && cb.get<bool>();
+      v.converged = e.converged.value_or(false) && base->converged.value_or(false);
       v.lower_is_better = lower_is_better(metric);
       if (v.testable) {
         const VerdictInterval i = verdict_interval(v);
-        t["p_adjusted"] = i.p_adjusted;
-        t["interval"] = to_json(DecisionInterval{i.low, i.high, i.level});  // as a registered one is written
+        t.p_adjusted = i.p_adjusted;
+        t.interval = DecisionInterval{i.low, i.high, i.level};
       }
-      const Verdict d = decide(v);
-      t["verdict"] = {{"verdict", d.verdict}, {"why", d.why}, {"decided", decided(v)}};
+      t.verdict = VariantVerdict{decide(v), decided(v)};
     }
   }
 }
 
-// [{seed, delta}] of the metric for every seed both variants have: the seed noise, in plain view.
-json deltas_per_seed(const Runs& base, const Runs& var, const std::string& test, const std::string& metric) {
-  json out = json::array();
+// The Δ of the metric for every seed both variants have: the seed noise, in plain view.
+std::vector<SeedDelta> deltas_per_seed(const Runs& base, const Runs& var, const std::string& test,
+                                       const std::string& metric) {
+  std::vector<SeedDelta> out;
   for (const RunResult* v : var) {
     const auto mv = v->score(test, metric);
     for (const RunResult* b : base) {
       const auto mb = b->score(test, metric);
-      if (b->seed == v->seed && mv && mb) out.push_back({{"seed", v->seed}, {"delta", number(*mv - *mb)}});
+      if (b->seed == v->seed && mv && mb) out.push_back({v->seed, *mv - *mb});
     }
   }
   return out;
 }
 
-json test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std::string& variant,
-                const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
-  json t = json::object();
+VariantTest test_entry(const Runs& runs, const Runs* base, bool is_baseline, const std::string& variant,
+                       const std::string& test, const ReportInput& in, int samples, LineCache* cache) {
+  VariantTest t;
   for (const auto& key : metric_keys(runs, test, in.metric)) {
-    t[key] = summary(scores_of_runs(runs, test, key));
+    const std::vector<double> values = scores_of_runs(runs, test, key);
+    t.metrics[key] = MetricSummary{mean(values), stddev(values), values};
   }
-  // Δ of the report's metric, baseline mean as reference.
-  const std::string delta = "delta_" + in.metric;
-  t[delta] = nullptr;
-  t["delta_per_seed"] = json::array();
   if (!base) {
-    t.update(significance(nullptr, is_baseline, runs, variant, test, in, samples, cache));
+    compare_with_baseline(t, nullptr, is_baseline, runs, variant, test, in, samples, cache);
     return t;
   }
-  // Δ and its test on the seeds both have (all, in a grid of fixed seeds).
-  // Unpaired by registration: every run of both sides, whatever their seeds.
+  // Δ of the report's metric, baseline mean as reference, and its test, on the seeds both have
+  // (all, in a grid of fixed seeds). Unpaired by registration: every run of both sides, whatever
+  // their seeds.
   const auto [base_used, var_used] =
       registered_pairing(in) == Pairing::unpaired ? std::make_pair(*base, runs) : on_common_seeds(*base, runs);
   const double m = mean(scores_of_runs(var_used, test, in.metric));
   const double b = mean(scores_of_runs(base_used, test, in.metric));
-  if (std::isfinite(m) && std::isfinite(b)) t[delta] = is_baseline ? json(0.0) : number(m - b);
-  if (!is_baseline) t["delta_per_seed"] = deltas_per_seed(*base, runs, test, in.metric);
-  t.update(significance(&base_used, is_baseline, var_used, variant, test, in, samples, cache));
+  if (std::isfinite(m) && std::isfinite(b)) t.delta = is_baseline ? 0.0 : m - b;
+  if (!is_baseline) t.delta_per_seed = deltas_per_seed(*base, runs, test, in.metric);
+  compare_with_baseline(t, &base_used, is_baseline, var_used, variant, test, in, samples, cache);
   return t;
 }
 
-
-json mean_of(const Runs& runs, std::optional<double> RunResult::*field) {
+std::optional<double> mean_of(const Runs& runs, std::optional<double> RunNumbers::*field) {
   std::vector<double> v;
   for (const RunResult* r : runs)
     if (r->*field) v.push_back(*(r->*field));
-  return v.empty() ? json(nullptr) : number(mean(v));
+  return v.empty() ? std::nullopt : std::optional<double>(mean(v));
 }
 
 }  // namespace
@@ -435,47 +402,43 @@ bool lower_is_better(const std::string& metric) { return metric == "ppl" || metr
 
 // A registered report: the registered verdicts, intervals and adjusted p replace the table's own
 // for each registered comparison of a variant with the baseline on the registered test set.
-void take_registered_verdicts(json& report, const ReportInput& in, const RegisteredDecision* decision) {
+void take_registered_verdicts(std::vector<VariantEntry>& report, const ReportInput& in,
+                              const RegisteredDecision* decision) {
   if (!decision) return;
   const std::string& test = decision->registration.test;
   for (const DecidedComparison& c : decision->comparisons) {
     if (c.claim.a != in.baseline) continue;
     for (auto& e : report) {
-      if (e.value("variant", "") != c.claim.b || !e["tests"].contains(test)) continue;
-      json& t = e["tests"][test];
-      t["verdict"] = {{"verdict", c.verdict.verdict}, {"why", "registered: " + c.verdict.why}, {"decided", c.decided}};
+      if (e.variant != c.claim.b || !e.tests.count(test)) continue;
+      VariantTest& t = e.tests[test];
+      t.verdict = VariantVerdict{{c.verdict.verdict, "registered: " + c.verdict.why}, c.decided};
       if (c.tested) {
-        t["interval"] = to_json(c.interval);
-        t["p_adjusted"] = c.p_adjusted;
+        t.interval = c.interval;
+        t.p_adjusted = c.p_adjusted;
       }
     }
   }
 }
 
-json build_report(const ReportInput& in, int bootstrap_samples, const RegisteredDecision* decision) {
+std::vector<VariantEntry> build_report(const ReportInput& in, int bootstrap_samples, const RegisteredDecision* decision) {
   const auto tests = test_names(in);
   const Runs base = runs_of(in, in.baseline);
   const Runs* base_ptr = base.empty() ? nullptr : &base;
   LineCache cache;
-  json report = json::array();
+  std::vector<VariantEntry> report;
   for (const auto& variant : ordered_variants(in)) {
     const Runs runs = runs_of(in, variant);
     if (runs.empty()) continue;
-    json seeds = json::array();
-    for (const RunResult* r : runs) seeds.push_back(r->seed);
-    json entry = {{"variant", variant},
-                  {"baseline", variant == in.baseline},
-                  {"seeds", runs.size()},
-                  {"seed_list", seeds}};
-    for (const auto& f : kRunNumberFields) entry[f.key] = mean_of(runs, f.member);
-    entry["converged"] = all_converged(runs);
-    entry["runs"] = runs_json(runs);
-    json t = json::object();
-    for (const auto& test : tests) {
-      t[test] = test_entry(runs, base_ptr, variant == in.baseline, variant, test, in, bootstrap_samples, &cache);
-    }
-    entry["tests"] = t;
-    report.push_back(entry);
+    VariantEntry entry;
+    entry.variant = variant;
+    entry.baseline = variant == in.baseline;
+    for (const RunResult* r : runs) entry.seeds.push_back(r->seed);
+    for (const auto& f : kRunNumberFields) entry.means.*f.member = mean_of(runs, f.member);
+    entry.converged = all_converged(runs);
+    entry.runs = run_lines(runs);
+    for (const auto& test : tests)
+      entry.tests[test] = test_entry(runs, base_ptr, entry.baseline, variant, test, in, bootstrap_samples, &cache);
+    report.push_back(std::move(entry));
   }
   decide_all(report, tests, in.metric, in.alpha);
   take_registered_verdicts(report, in, decision);

@@ -13,7 +13,6 @@
 namespace yoke {
 
 using namespace report_detail;
-using nlohmann::json;
 
 // ------------------------------------------------------------------ number formatting
 
@@ -40,75 +39,73 @@ std::string p_text(double p) { return p < 0.001 ? "<0.001" : printf_str("%.3f", 
 
 
 
-// "[−0.12, +0.71]" from [low, high], or "" without one.
+// "[−0.12, +0.71]" from [low, high].
 std::string pair_text(double low, double high) { return "[" + signed2(low) + ", " + signed2(high) + "]"; }
-std::string pair_text(const json& ci) {
-  if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return "";
-  return pair_text(ci[0].get<double>(), ci[1].get<double>());
-}
+
+// A number written through report.json's integral-or-null rule (report/variant_report.h), when finite.
+std::optional<double> finite(std::optional<double> v) { return v && std::isfinite(*v) ? v : std::nullopt; }
 
 // The interval the verdict reads (report/verdict.h), or "" without one.
-std::string ci_text(const json& t) {
-  const json i = t.value("interval", json());
-  if (!i.is_object()) return "";
-  return pair_text(json::array({i.value("low", json()), i.value("high", json())}));
-}
+std::string ci_text(const VariantTest& t) { return t.interval ? pair_text(t.interval->low, t.interval->high) : ""; }
 
 // The level of the verdicts' intervals in a table, "97.5%", or "" when none has one.
-std::string interval_level_text(const json& report, const std::vector<std::string>& tests) {
+std::string interval_level_text(const std::vector<VariantEntry>& report, const std::vector<std::string>& tests) {
   for (const auto& e : report)
-    for (const auto& test : tests) {
-      const json i = test_of(e, test).value("interval", json());
-      if (i.is_object() && i.contains("level")) {
-        std::string s = printf_str("%.3f", 100.0 * i["level"].get<double>());
+    for (const auto& test : tests)
+      if (const auto& i = e.test(test).interval) {
+        std::string s = printf_str("%.3f", 100.0 * i->level);
         while (s.back() == '0') s.pop_back();
         if (s.back() == '.') s.pop_back();
         return s + "%";
       }
-    }
   return "";
 }
 
 // The Δ of the report's metric with its interval and p where there are: "+0.32 [−0.12, +0.71], p 0.302".
-std::string delta_text(const json& t, const std::string& metric) {
-  auto d = get(t, "delta_" + metric);
+std::string delta_text(const VariantTest& t) {
+  const auto d = finite(t.delta);
   if (!d) return "";
   std::string s = signed2(*d);
   if (const std::string ci = ci_text(t); !ci.empty()) s += " " + ci;
-  if (auto p = get(t, "p_adjusted")) s += ", p adj. " + p_text(*p);
+  if (t.p_adjusted) s += ", p adj. " + p_text(*t.p_adjusted);
   return s;
 }
 
 // ------------------------------------------------------------------ tables, once for all formats
 
 
-Column scalar_column(const json& report, const std::string& header, const std::string& key,
-                     int better, std::string (*format)(double)) {
+// A column of one of the variants' means (RunNumbers), or of what `value` reads from an entry.
+Column scalar_column(const std::vector<VariantEntry>& report, const std::string& header,
+                     const std::function<std::optional<double>(const VariantEntry&)>& value, int better,
+                     std::string (*format)(double)) {
   Column c{header, better, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    if (auto v = get(e, key)) cell = {format(*v), *v};
+    if (auto v = finite(value(e))) cell = {format(*v), *v};
     c.cells.push_back(cell);
   }
   return c;
+}
+Column scalar_column(const std::vector<VariantEntry>& report, const std::string& header,
+                     std::optional<double> RunNumbers::*mean, int better, std::string (*format)(double)) {
+  return scalar_column(report, header, [mean](const VariantEntry& e) { return e.means.*mean; }, better, format);
 }
 
 std::string percent(double v) { return printf_str("%.1f%%", v * 100); }
 std::string duration(double v) { return format_duration(v); }
 std::string whole(double v) { return printf_str("%.0f", v); }
 
-Column metric_column(const json& report, const std::string& test, const std::string& key,
+Column metric_column(const std::vector<VariantEntry>& report, const std::string& test, const std::string& key,
                      const std::string& header) {
   Column c{header, lower_is_better(key) ? -1 : 1, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    const json& s = test_of(e, test).value(key, json::object());
-    if (auto m = get(s, "mean")) {
-      cell.value = *m;
-      cell.text = printf_str("%.2f", *m);
-      if (s.contains("values") && s["values"].size() > 1) {
-        if (auto sd = get(s, "std")) cell.text += " \xC2\xB1 " + printf_str("%.2f", *sd);
-      }
+    const auto& metrics = e.test(test).metrics;
+    if (const auto s = metrics.find(key); s != metrics.end() && std::isfinite(s->second.mean)) {
+      cell.value = s->second.mean;
+      cell.text = printf_str("%.2f", s->second.mean);
+      if (s->second.values.size() > 1 && std::isfinite(s->second.std))
+        cell.text += " \xC2\xB1 " + printf_str("%.2f", s->second.std);
     }
     c.cells.push_back(cell);
   }
@@ -116,13 +113,13 @@ Column metric_column(const json& report, const std::string& test, const std::str
 }
 
 // Text cells of one test entry per variant; the baseline's stay empty.
-Column text_column(const json& report, const std::string& test, const std::string& header, bool numeric,
-                   const std::function<std::string(const json& t)>& text) {
+Column text_column(const std::vector<VariantEntry>& report, const std::string& test, const std::string& header,
+                   bool numeric, const std::function<std::string(const VariantTest& t)>& text) {
   Column c{header, 0, numeric, {}};
   for (const auto& e : report) {
     Cell cell;
-    if (!e.value("baseline", false)) {
-      const std::string s = text(test_of(e, test));
+    if (!e.baseline) {
+      const std::string s = text(e.test(test));
       if (!s.empty()) cell.text = s;
     }
     c.cells.push_back(cell);
@@ -130,57 +127,48 @@ Column text_column(const json& report, const std::string& test, const std::strin
   return c;
 }
 
-Column delta_column(const json& report, const std::string& test, const std::string& metric,
+Column delta_column(const std::vector<VariantEntry>& report, const std::string& test, const std::string& metric,
                     const std::string& header) {
   Column c{header, lower_is_better(metric) ? -1 : 1, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    auto d = get(test_of(e, test), "delta_" + metric);
-    if (d && !e.value("baseline", false)) cell = {signed2(*d), *d};
+    const auto d = finite(e.test(test).delta);
+    if (d && !e.baseline) cell = {signed2(*d), *d};
     c.cells.push_back(cell);
   }
   return c;
 }
 
-Column p_column(const json& report, const std::string& test, const std::string& header, const std::string& key) {
+Column p_column(const std::vector<VariantEntry>& report, const std::string& test, const std::string& header,
+                std::optional<double> VariantTest::*p_field) {
   Column c{header, 0, true, {}};
   for (const auto& e : report) {
     Cell cell;
-    if (auto p = get(test_of(e, test), key)) cell = {p_text(*p), *p};
+    if (const auto& p = e.test(test).*p_field) cell = {p_text(*p), *p};
     c.cells.push_back(cell);
   }
   return c;
 }
 
-std::string per_seed_text(const json& t) {
+std::string per_seed_text(const VariantTest& t) {
   std::string s;
-  for (const auto& d : t.value("delta_per_seed", json::array())) {
-    if (!d.contains("delta") || !d["delta"].is_number()) continue;
-    s += (s.empty() ? "" : ", ") + signed2(d["delta"].get<double>()) + " (" + std::to_string(d.value("seed", 0)) + ")";
+  for (const SeedDelta& d : t.delta_per_seed) {
+    if (!std::isfinite(d.delta)) continue;
+    s += (s.empty() ? "" : ", ") + signed2(d.delta) + " (" + std::to_string(d.seed) + ")";
   }
   return s;
 }
 
-
-std::set<std::string> report_metric_keys(const json& report, const std::string& test) {
+std::set<std::string> report_metric_keys(const std::vector<VariantEntry>& report, const std::string& test) {
   std::set<std::string> keys;
-  for (const auto& e : report) {
-    const json t = test_of(e, test);
-    for (const auto& [k, v] : t.items()) {
-      if (v.is_object() && v.contains("mean")) keys.insert(k);
-    }
-  }
+  for (const auto& e : report)
+    for (const auto& [k, summary] : e.test(test).metrics) keys.insert(k);
   return keys;
 }
 
-
-Column variant_column(const json& report) {
+Column variant_column(const std::vector<VariantEntry>& report) {
   Column name{"Variant", 0, false, {}};
-  for (const auto& e : report) {
-    std::string text = e.value("variant", "");
-    if (e.value("baseline", false)) text += " (baseline)";
-    name.cells.push_back({text, NAN});
-  }
+  for (const auto& e : report) name.cells.push_back({e.variant + (e.baseline ? " (baseline)" : ""), NAN});
   return name;
 }
 
@@ -193,17 +181,17 @@ std::vector<Column> kept(std::vector<Column> cols) {
   return out;
 }
 
-bool any_p(const json& report, const std::vector<std::string>& tests) {
+bool any_p(const std::vector<VariantEntry>& report, const std::vector<std::string>& tests) {
   for (const auto& e : report)
     for (const auto& test : tests)
-      if (get(test_of(e, test), "p_value")) return true;
+      if (e.test(test).p_value) return true;
   return false;
 }
 
-std::string seeds_text(const json& report) {
+std::string seeds_text(const std::vector<VariantEntry>& report) {
   size_t lo = SIZE_MAX, hi = 0;
   for (const auto& e : report) {
-    const size_t n = e.value("seeds", size_t(0));
+    const size_t n = e.seeds.size();
     lo = std::min(lo, n), hi = std::max(hi, n);
   }
   const std::string n = report.empty() ? "0"
@@ -215,15 +203,16 @@ std::string seeds_text(const json& report) {
 // The main table: what a paper prints. One score column per test set (the report's metric,
 // mean ± std) and its Δ to the baseline with the interval and p. `stacked` (HTML) puts the Δ
 // under the score in the same cell, so four test sets still fit a 1280-pixel screen.
-Table main_table(const json& report, const ReportInput& in, bool stacked) {
+Table main_table(const std::vector<VariantEntry>& report, const ReportInput& in, bool stacked) {
   Table t;
   std::vector<Column> cols{variant_column(report)};
   bool seeds_differ = false;
-  for (const auto& e : report) seeds_differ |= e.value("seeds", 0) != report[0].value("seeds", 0);
-  if (seeds_differ) cols.push_back(scalar_column(report, "Seeds", "seeds", 0, compact));
-  cols.push_back(scalar_column(report, "Params", "params", -1, compact));
-  cols.push_back(scalar_column(report, "Emb.", "emb", -1, compact));
-  cols.push_back(scalar_column(report, "Red.", "red", 1, percent));
+  for (const auto& e : report) seeds_differ |= e.seeds.size() != report[0].seeds.size();
+  if (seeds_differ)
+    cols.push_back(scalar_column(report, "Seeds", [](const VariantEntry& e) { return double(e.seeds.size()); }, 0, compact));
+  cols.push_back(scalar_column(report, "Params", &RunNumbers::params, -1, compact));
+  cols.push_back(scalar_column(report, "Emb.", &RunNumbers::emb, -1, compact));
+  cols.push_back(scalar_column(report, "Red.", &RunNumbers::red, 1, percent));
   const auto tests = test_names(in);
   const std::string m = metric_name(in.metric);
   auto suffix = [&](const std::string& test) { return tests.size() > 1 ? " " + test : ""; };
@@ -231,7 +220,7 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
   for (const auto& test : tests) {
     Column score = metric_column(report, test, in.metric, m + " " + test);
     Column delta = text_column(report, test, "\xCE\x94 " + m + suffix(test), true,
-                                [&](const json& t) { return delta_text(t, in.metric); });
+                                delta_text);
     if (stacked) {
       for (size_t r = 0; r < score.cells.size(); ++r)
         if (delta.cells[r].text != Cell().text) score.cells[r].note = "\xCE\x94 " + delta.cells[r].text;
@@ -242,7 +231,7 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
     cols.push_back(std::move(score));
   }
   for (auto& d : deltas) cols.push_back(std::move(d));
-  cols.push_back(scalar_column(report, "tok/s", "tokens_per_s", 1, compact));
+  cols.push_back(scalar_column(report, "tok/s", &RunNumbers::tokens_per_s, 1, compact));
   t.columns = kept(std::move(cols));
 
   std::vector<std::string> parts;
@@ -264,32 +253,27 @@ Table main_table(const json& report, const ReportInput& in, bool stacked) {
 }
 
 // One test set: every metric, Δ, its interval, p and the Δ of each seed.
-Table test_table(const json& report, const ReportInput& in, const std::string& test) {
+Table test_table(const std::vector<VariantEntry>& report, const ReportInput& in, const std::string& test) {
   Table t;
   t.heading = "Test set " + test;
   std::vector<Column> cols{variant_column(report)};
   for (const auto& k : ordered_keys(report, test, in.metric)) cols.push_back(metric_column(report, test, k, metric_name(k)));
   cols.push_back(delta_column(report, test, in.metric, "\xCE\x94 " + metric_name(in.metric)));
   cols.push_back(text_column(report, test, "interval", true, ci_text));
-  cols.push_back(p_column(report, test, "p", "p_value"));
-  cols.push_back(p_column(report, test, "p adj.", "p_adjusted"));
-  cols.push_back(text_column(report, test, "detectable", true, [](const json& t) {
-    const json d = t.value("test", json::object());
-    return d.is_object() && d.contains("detectable") ? printf_str("%.2f", d["detectable"].get<double>()) : "";
+  cols.push_back(p_column(report, test, "p", &VariantTest::p_value));
+  cols.push_back(p_column(report, test, "p adj.", &VariantTest::p_adjusted));
+  cols.push_back(text_column(report, test, "detectable", true, [](const VariantTest& t) {
+    return t.test && t.test->detectable ? printf_str("%.2f", *t.test->detectable) : "";
   }));
   cols.push_back(text_column(report, test, "\xCE\x94 per seed (seed)", true, per_seed_text));
-  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", true, [](const json& t) {
-    const json b = t.value("sentence_bootstrap", json());
-    if (!b.is_object()) return std::string();
-    return pair_text(b.value("delta_ci95", json())) + ", p " + p_text(b.value("p_value", 1.0));
+  cols.push_back(text_column(report, test, "sentences only: 95% CI, p", true, [](const VariantTest& t) {
+    const auto& b = t.sentence_bootstrap;
+    return b ? pair_text(b->low, b->high) + ", p " + p_text(b->p_value) : "";
   }));
-  cols.push_back(text_column(report, test, "expected", true, [](const json& t) {
-    return t.contains("expected") && t["expected"].is_number() ? signed2(t["expected"].get<double>()) : "";
-  }));
-  cols.push_back(text_column(report, test, "verdict", false, [](const json& t) {
-    const json v = t.value("verdict", json());
-    if (!v.is_object()) return std::string();
-    return v.value("verdict", "") + ": " + v.value("why", "");
+  cols.push_back(text_column(report, test, "expected", true,
+                             [](const VariantTest& t) { return t.expected ? signed2(*t.expected) : ""; }));
+  cols.push_back(text_column(report, test, "verdict", false, [](const VariantTest& t) {
+    return t.verdict ? t.verdict->verdict.verdict + ": " + t.verdict->verdict.why : "";
   }));
   t.columns = kept(std::move(cols));
   auto has = [&](const std::string& header) {
@@ -316,21 +300,22 @@ Table test_table(const json& report, const ReportInput& in, const std::string& t
 }
 
 // One row per run: how long it trained and whether its validation had plateaued.
-Table runs_table(const json& report) {
+Table runs_table(const std::vector<VariantEntry>& report) {
   Table t;
   t.heading = "Runs";
   Column variant{"Variant", 0, false, {}}, seed{"seed", 0, true, {}}, updates{"updates", 0, true, {}},
       stop{"stopped by", 0, false, {}}, converged{"converged", 0, false, {}};
   bool any = false;
   for (const auto& e : report)
-    for (const auto& r : e.value("runs", json::array())) {
-      variant.cells.push_back({e.value("variant", ""), NAN});
-      seed.cells.push_back({std::to_string(r.value("seed", 0)), NAN});
-      updates.cells.push_back(r["updates"].is_number() ? Cell{whole(r["updates"].get<double>()), NAN} : Cell());
-      stop.cells.push_back(r["stop_reason"].is_string() ? Cell{r["stop_reason"].get<std::string>(), NAN} : Cell());
-      if (r["converged"].is_boolean()) {
+    for (const RunLine& r : e.runs) {
+      variant.cells.push_back({e.variant, NAN});
+      seed.cells.push_back({std::to_string(r.seed), NAN});
+      const auto u = finite(r.updates);
+      updates.cells.push_back(u ? Cell{whole(*u), NAN} : Cell());
+      stop.cells.push_back(r.stop_reason.empty() ? Cell() : Cell{r.stop_reason, NAN});
+      if (r.convergence) {
         any = true;
-        converged.cells.push_back({std::string(r["converged"].get<bool>() ? "yes" : "no") + ": " + r.value("why", ""), NAN});
+        converged.cells.push_back({std::string(r.convergence->converged ? "yes" : "no") + ": " + r.convergence->why, NAN});
       } else {
         converged.cells.push_back(Cell());
       }
@@ -344,15 +329,16 @@ Table runs_table(const json& report) {
 }
 
 // How the runs trained and what their parameters are made of (seed 004 §4.5 and §5.1).
-Table training_table(const json& report) {
+Table training_table(const std::vector<VariantEntry>& report) {
   Table t;
   t.heading = "Training";
-  t.columns = kept({variant_column(report), scalar_column(report, "updates", "updates", 0, whole),
-                    scalar_column(report, "wall", "wall_s", -1, duration),
-                    scalar_column(report, "output share of \xE2\x88\x82W, first 10%", "grad_share_output_early", 0, percent),
-                    scalar_column(report, "last 10%", "grad_share_output_late", 0, percent),
-                    scalar_column(report, "Emb. / Params", "emb_fraction", 0, percent),
-                    scalar_column(report, "closed form", "emb_fraction_closed_form", 0, percent)});
+  t.columns = kept({variant_column(report), scalar_column(report, "updates", &RunNumbers::updates, 0, whole),
+                    scalar_column(report, "wall", &RunNumbers::wall_s, -1, duration),
+                    scalar_column(report, "output share of \xE2\x88\x82W, first 10%", &RunNumbers::grad_share_output_early,
+                                  0, percent),
+                    scalar_column(report, "last 10%", &RunNumbers::grad_share_output_late, 0, percent),
+                    scalar_column(report, "Emb. / Params", &RunNumbers::emb_fraction, 0, percent),
+                    scalar_column(report, "closed form", &RunNumbers::emb_fraction_closed_form, 0, percent)});
   auto has = [&](const std::string& header) {
     return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.header == header; });
   };
@@ -369,7 +355,7 @@ Table training_table(const json& report) {
 }
 
 // yoke's parameter counts beside the seed paper's own row for each variant (grid key `paper`).
-Table paper_table(const json& report, const ReportInput& in) {
+Table paper_table(const std::vector<VariantEntry>& report, const ReportInput& in) {
   Table t;
   if (in.paper.empty()) return t;
   t.heading = "Beside the seed paper" + (in.paper_source.empty() ? std::string() : " (" + in.paper_source + ")");
@@ -377,7 +363,7 @@ Table paper_table(const json& report, const ReportInput& in) {
       p_score{"paper score", 0, true, {}};
   bool any_score = false;
   for (const auto& e : report) {
-    const auto row = in.paper.find(e.value("variant", ""));
+    const auto row = in.paper.find(e.variant);
     auto field = [&](size_t i) { return row != in.paper.end() && i < row->second.size() ? Cell{row->second[i], NAN} : Cell(); };
     p_params.cells.push_back(field(0));
     p_emb.cells.push_back(field(1));
@@ -385,8 +371,9 @@ Table paper_table(const json& report, const ReportInput& in) {
     p_score.cells.push_back(field(3));
     any_score |= row != in.paper.end() && row->second.size() > 3;
   }
-  t.columns = {variant_column(report), scalar_column(report, "Params", "params", 0, compact),
-               scalar_column(report, "Emb.", "emb", 0, compact), scalar_column(report, "Red.", "red", 0, percent),
+  t.columns = {variant_column(report), scalar_column(report, "Params", &RunNumbers::params, 0, compact),
+               scalar_column(report, "Emb.", &RunNumbers::emb, 0, compact),
+               scalar_column(report, "Red.", &RunNumbers::red, 0, percent),
                p_params, p_emb, p_red};
   if (any_score) t.columns.push_back(p_score);
   t.legend = "Params, Emb., Red.: this experiment's models, counted; paper: the seed paper's row for the same system, "
@@ -443,18 +430,8 @@ std::string printf_str(const char* format, double v) {
   return buf;
 }
 
-std::optional<double> get(const json& j, const std::string& key) {
-  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
-  return std::nullopt;
-}
-
-// One test's entry of one variant, or an empty object.
-json test_of(const json& entry, const std::string& test) {
-  return entry.value("tests", json::object()).value(test, json::object());
-}
-
 // The report's metric first, then the others by name.
-std::vector<std::string> ordered_keys(const json& report, const std::string& test,
+std::vector<std::string> ordered_keys(const std::vector<VariantEntry>& report, const std::string& test,
                                       const std::string& primary) {
   const auto keys = report_metric_keys(report, test);
   std::vector<std::string> order;
@@ -465,7 +442,7 @@ std::vector<std::string> ordered_keys(const json& report, const std::string& tes
   return order;
 }
 
-std::vector<Table> report_tables(const json& report, const ReportInput& in, bool stacked,
+std::vector<Table> report_tables(const std::vector<VariantEntry>& report, const ReportInput& in, bool stacked,
                                  const RegisteredDecision* decision) {
   std::vector<Table> tables{main_table(report, in, stacked)};
   if (decision) tables.push_back(registered_table(*decision));

@@ -1,10 +1,9 @@
-// The report's tables, built once from report.json's entries and rendered by each format
+// The report's tables, built once from the variants' entries (report/variant_report.h) and rendered by each format
 // (report.cpp: Markdown, HTML): a table is columns of cells, each cell its text, the value that
 // "best" compares, and an optional second line.
 #pragma once
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,17 +38,12 @@ struct Table {
 // The main table, the registered decision (when `decision`, report/registered_report.h, is one),
 // the seed paper's numbers, one table per test set, training, runs: those that have something to
 // show. `stacked` puts each Δ under its score (HTML) instead of beside it.
-std::vector<Table> report_tables(const nlohmann::json& report, const ReportInput& in, bool stacked,
+std::vector<Table> report_tables(const std::vector<VariantEntry>& report, const ReportInput& in, bool stacked,
                                  const RegisteredDecision* decision = nullptr);
 
 // The report's metric first, then the other metrics of `test` by name.
-std::vector<std::string> ordered_keys(const nlohmann::json& report, const std::string& test, const std::string& primary);
-
-// One test's entry of one variant, or an empty object.
-nlohmann::json test_of(const nlohmann::json& entry, const std::string& test);
-
-// A number under `key` of an object, or nothing.
-std::optional<double> get(const nlohmann::json& j, const std::string& key);
+std::vector<std::string> ordered_keys(const std::vector<VariantEntry>& report, const std::string& test,
+                                      const std::string& primary);
 
 std::string printf_str(const char* format, double v);
 

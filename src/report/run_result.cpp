@@ -4,24 +4,13 @@
 #include <cstdint>
 
 #include "util/error.h"
+#include "util/json_file.h"
 
 namespace yoke {
 
 namespace {
 
 using nlohmann::json;
-
-std::optional<double> optional_number(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  if (!j[key].is_number()) throw InputError(where + ": \"" + key + "\" is not a number");
-  return j[key].get<double>();
-}
-
-std::string optional_string(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return "";
-  if (!j[key].is_string()) throw InputError(where + ": \"" + key + "\" is not a string");
-  return j[key].get<std::string>();
-}
 
 json test_json(const TestResult& t) {
   json out = json::object();
@@ -39,10 +28,10 @@ TestResult test_from_json(const json& j, const std::string& where) {
   TestResult t;
   for (const auto& [key, value] : j.items())
     if (value.is_number()) t.scores[key] = value.get<double>();  // every number of a test set is a score
-  t.hyp = optional_string(j, "hyp", where);
-  t.ref = optional_string(j, "ref", where);
-  t.bleu_stats = optional_string(j, "bleu_stats", where);
-  t.nll = optional_string(j, "nll", where);
+  t.hyp = optional_string(j, "hyp", where).value_or("");
+  t.ref = optional_string(j, "ref", where).value_or("");
+  t.bleu_stats = optional_string(j, "bleu_stats", where).value_or("");
+  t.nll = optional_string(j, "nll", where).value_or("");
   if (j.contains("decoding")) t.decoding = j["decoding"];
   if (j.contains("scoring")) t.scoring = j["scoring"];
   return t;
@@ -81,11 +70,11 @@ json run_result_json(const RunResult& r) {
 RunResult run_result_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": not a JSON object");
   RunResult r;
-  r.variant = optional_string(j, "variant", where);
+  r.variant = optional_string(j, "variant", where).value_or("");
   if (auto seed = optional_number(j, "seed", where)) r.seed = int(*seed);
   for (const auto& f : kRunNumberFields) r.*f.member = optional_number(j, f.key, where);
-  r.stop_reason = optional_string(j, "stop_reason", where);
-  r.checkpoint = optional_string(j, "checkpoint", where);
+  r.stop_reason = optional_string(j, "stop_reason", where).value_or("");
+  r.checkpoint = optional_string(j, "checkpoint", where).value_or("");
   if (j.contains("tests")) {
     if (!j["tests"].is_object()) throw InputError(where + ": \"tests\" is not an object");
     for (const auto& [name, t] : j["tests"].items()) r.tests[name] = test_from_json(t, where + ": tests." + name);

@@ -23,14 +23,18 @@ struct Convergence {
   std::string why;
 };
 
-struct RunResult {
-  std::string variant;
-  int seed = 0;
-  // Whole-run numbers (kRunNumberFields); absent when the run does not have them.
+// Whole-run numbers (kRunNumberFields); absent when the run does not have them. A report's
+// variant (report/variant_report.h) holds their means over its seeds in the same fields.
+struct RunNumbers {
   std::optional<double> params, emb, red;  // red: a fraction, 0.667 = 66.7%
   std::optional<double> tokens_per_s, wall_s, updates;
   std::optional<double> grad_share_output_early, grad_share_output_late;
   std::optional<double> emb_fraction, emb_fraction_closed_form;
+};
+
+struct RunResult : RunNumbers {
+  std::string variant;
+  int seed = 0;
   std::string stop_reason, checkpoint;
   std::map<std::string, TestResult> tests;  // by test-set name
   nlohmann::json config, analysis;          // the run's config, `yoke analyze`'s numbers: carried, not read
@@ -52,20 +56,20 @@ struct RunResult {
 // The whole-run numbers, by their result.json (and report.json) names, in the report's order.
 struct RunNumberField {
   const char* key;
-  std::optional<double> RunResult::*member;
+  std::optional<double> RunNumbers::*member;
   bool integral;  // a count: written as an integer
 };
 inline constexpr RunNumberField kRunNumberFields[] = {
-    {"params", &RunResult::params, true},
-    {"emb", &RunResult::emb, true},
-    {"red", &RunResult::red, false},
-    {"tokens_per_s", &RunResult::tokens_per_s, false},
-    {"wall_s", &RunResult::wall_s, false},
-    {"updates", &RunResult::updates, true},
-    {"grad_share_output_early", &RunResult::grad_share_output_early, false},
-    {"grad_share_output_late", &RunResult::grad_share_output_late, false},
-    {"emb_fraction", &RunResult::emb_fraction, false},
-    {"emb_fraction_closed_form", &RunResult::emb_fraction_closed_form, false}};
+    {"params", &RunNumbers::params, true},
+    {"emb", &RunNumbers::emb, true},
+    {"red", &RunNumbers::red, false},
+    {"tokens_per_s", &RunNumbers::tokens_per_s, false},
+    {"wall_s", &RunNumbers::wall_s, false},
+    {"updates", &RunNumbers::updates, true},
+    {"grad_share_output_early", &RunNumbers::grad_share_output_early, false},
+    {"grad_share_output_late", &RunNumbers::grad_share_output_late, false},
+    {"emb_fraction", &RunNumbers::emb_fraction, false},
+    {"emb_fraction_closed_form", &RunNumbers::emb_fraction_closed_form, false}};
 
 // result.json's content (the fields above the "Not in result.json" line).
 nlohmann::json run_result_json(const RunResult& r);

@@ -117,4 +117,6 @@ Verdict judge_registered(const RegisteredComparison& c, double low, double high,
   return {"inconclusive", ""};
 }
 
+nlohmann::json to_json(const DecisionInterval& i) { return {{"low", i.low}, {"high", i.high}, {"level", i.level}}; }
+
 }  // namespace yoke

@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "report/registration.h"
 
 namespace yoke {
@@ -51,6 +53,13 @@ struct VerdictInterval {
   double low = 0, high = 0, level = 0.95, p_adjusted = 1;
 };
 VerdictInterval verdict_interval(const VerdictInput& in);
+
+// A simultaneous interval at `level` (its coverage: 1 − alpha / comparisons), as a report holds it;
+// report.json writes it {low, high, level}.
+struct DecisionInterval {
+  double low = 0, high = 0, level = 0;
+};
+nlohmann::json to_json(const DecisionInterval& i);
 
 // A registered claim (report/registration.h) read from its simultaneous interval [low, high] of
 // Δ = B − A, by the margin rule fixed with it. In the claim's direction (quality terms, so for

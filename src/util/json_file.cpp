@@ -40,4 +40,16 @@ void write_json(const std::string& path, const nlohmann::json& value) {
   write_file_atomically(path, value.dump(2) + "\n");
 }
 
+std::optional<double> optional_number(const nlohmann::json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number()) throw InputError(where + ": \"" + key + "\" is not a number");
+  return j[key].get<double>();
+}
+
+std::optional<std::string> optional_string(const nlohmann::json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_string()) throw InputError(where + ": \"" + key + "\" is not a string");
+  return j[key].get<std::string>();
+}
+
 }  // namespace yoke

@@ -176,14 +176,19 @@ TEST(RegisteredReport, ReadsTheRegistrationWithItsPairingAndLevelAndTheOtherPair
   EXPECT_EQ(jc.at("claim"), "not worse");
 
   // The main table takes the registered verdict and interval for the registered comparison.
-  const nlohmann::json report = build_report(in, 0, &*d);
-  for (const auto& e : report)
-    if (e["variant"] == "tied") {
-      EXPECT_EQ(e["tests"]["decide"]["verdict"]["verdict"], "inconclusive");
-      EXPECT_NEAR(e["tests"]["decide"]["interval"]["high"].get<double>(), c.interval.high, 1e-12);
-      EXPECT_FALSE(e["tests"]["decide"]["test"]["paired"].get<bool>());
+  const std::vector<VariantEntry> entries = build_report(in, 0, &*d);
+  bool found = false;
+  for (const VariantEntry& e : entries)
+    if (e.variant == "tied") {
+      found = true;
+      const VariantTest& t = e.test("decide");
+      ASSERT_TRUE(t.verdict && t.interval && t.test);
+      EXPECT_EQ(t.verdict->verdict.verdict, "inconclusive");
+      EXPECT_NEAR(t.interval->high, c.interval.high, 1e-12);
+      EXPECT_FALSE(t.test->paired);
     }
-  const std::string md = report_markdown(report, in, &*d);
+  EXPECT_TRUE(found);
+  const std::string md = report_markdown(entries, in, &*d);
   EXPECT_NE(md.find("## Registered decision"), std::string::npos);
   EXPECT_NE(md.find("Registered 2026-11-27 08:00:00 UTC, yoke abc"), std::string::npos);
   EXPECT_NE(md.find("Pairing: unpaired (shapes differ)"), std::string::npos);

@@ -399,7 +399,8 @@ const nlohmann::json& entry(const nlohmann::json& report, const std::string& var
 
 TEST(Report, MeanStdDeltaAndBootstrap) {
   const Grid g = make_grid("stats");
-  const nlohmann::json r = build_report(g.input, 300);
+  const std::vector<VariantEntry> entries = build_report(g.input, 300);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0]["variant"], "base");
   EXPECT_EQ(r[2]["variant"], "oracle");
@@ -465,11 +466,12 @@ TEST(Report, OneSeedHasZeroStdAndMissingFilesGiveNoP) {
   for (auto& run : g.input.runs) {
     if (run.variant == "same") run.hyp_files.clear();
   }
-  const nlohmann::json r = build_report(g.input, 100);
+  const std::vector<VariantEntry> entries = build_report(g.input, 100);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(t["bleu"]["std"].get<double>(), 0.0);
   EXPECT_TRUE(entry(r, "same")["tests"]["test2016"]["p_value"].is_null());
-  const std::string md = report_markdown(r, g.input);
+  const std::string md = report_markdown(entries, g.input);
   EXPECT_EQ(md.find("\xC2\xB1 0.00"), std::string::npos);  // no "± 0.00" for one seed
 }
 
@@ -493,19 +495,20 @@ TEST(Report, PerplexityIsTestedOverSeedsOnly) {
     const double ppl = run.variant == "oracle" ? 40.0 + run.seed : 50.0 + run.seed;
     run.tests["test2016"].scores = {{"ppl", ppl}, {"ppl_word", 2 * ppl}};
   }
-  const nlohmann::json r = build_report(g.input, 100);
+  const std::vector<VariantEntry> entries = build_report(g.input, 100);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_DOUBLE_EQ(t["delta_ppl"].get<double>(), -10.0);
   // No per-sentence scores: the seeds-only test, on Δ per seed −10 and −10 (no spread: SE 0).
   EXPECT_EQ(t["test"]["method"], "seeds");
   EXPECT_TRUE(t["sentence_bootstrap"].is_null());
   EXPECT_DOUBLE_EQ(t["test"]["se"].get<double>(), 0.0);  // exact: −10 − (−10) in whole numbers, no BLAS
-  const std::string md = report_markdown(r, g.input);
+  const std::string md = report_markdown(entries, g.input);
   EXPECT_NE(md.find("PPL test2016"), std::string::npos);
   EXPECT_NE(md.find("\xCE\x94 PPL"), std::string::npos);
   EXPECT_NE(md.find("| p |"), std::string::npos);
   EXPECT_EQ(md.find("| sentences only: 95% CI, p |"), std::string::npos);
-  const std::string html = report_html(r, g.input);
+  const std::string html = report_html(entries, g.input);
   EXPECT_NE(html.find("<strong>41.50"), std::string::npos);  // lower perplexity is the best
   EXPECT_NE(html.find("<strong>83.00"), std::string::npos);  // per word too
   EXPECT_EQ(html.find("<strong>103.00"), std::string::npos);
@@ -538,7 +541,8 @@ TEST(Report, PerplexityCountsTheTestSentencesFromNllFiles) {
     runs.push_back(run);
   }
   g.input.runs = runs;
-  const nlohmann::json r = build_report(g.input, 100);
+  const std::vector<VariantEntry> entries = build_report(g.input, 100);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_EQ(t["test"]["method"], "seeds and sentences");
   EXPECT_GT(t["test"]["var_sentence"].get<double>(), 0.0);
@@ -559,7 +563,8 @@ TEST(Report, PerplexityCountsTheTestSentencesFromNllFiles) {
 // resamples for the sentence-only column leaves every p, interval and verdict as it was, to the bit.
 TEST(Report, VerdictsDoNotDependOnTheBootstrap) {
   Grid g = make_grid("no-draws");
-  const nlohmann::json a = build_report(g.input, 100), b = build_report(g.input, 357);
+  const nlohmann::json a = to_json(build_report(g.input, 100), g.input.metric),
+                       b = to_json(build_report(g.input, 357), g.input.metric);
   for (const char* variant : {"same", "oracle"}) {
     const auto& ta = entry(a, variant)["tests"]["test2016"];
     const auto& tb = entry(b, variant)["tests"]["test2016"];
@@ -583,7 +588,8 @@ TEST(Report, AVariantWithFewerSeedsIsComparedOnTheSeedsBothHave) {
   third.tests["test2016"].scores["bleu"] = 40.0;
   runs.push_back(third);
   g.input.runs = runs;
-  const nlohmann::json r = build_report(g.input, 100);
+  const std::vector<VariantEntry> entries = build_report(g.input, 100);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   const auto& t = entry(r, "oracle")["tests"]["test2016"];
   EXPECT_EQ(t["p_seeds"]["baseline"], nlohmann::json({1, 2}));
   EXPECT_TRUE(t["test"]["paired"].get<bool>());
@@ -611,8 +617,9 @@ std::vector<std::string> markdown_rows(const std::string& md, const std::string&
 
 TEST(Report, MarkdownTables) {
   const Grid g = make_grid("md");
-  const nlohmann::json r = build_report(g.input, 200);
-  const std::string md = report_markdown(r, g.input);
+  const std::vector<VariantEntry> entries = build_report(g.input, 200);
+  const nlohmann::json r = to_json(entries, g.input.metric);
+  const std::string md = report_markdown(entries, g.input);
   const auto rows = markdown_rows(md, "");
   ASSERT_EQ(rows.size(), 2 + r.size()) << md;  // header, rule, one row per variant
   EXPECT_NE(rows[0].find("| Variant | Params | Emb. | Red. | BLEU test2016 | \xCE\x94 BLEU | tok/s |"),
@@ -655,9 +662,10 @@ TEST(Report, TrainingTableShowsGradientSharesAndEmbeddingFractions) {
     run.emb_fraction_closed_form = 0.4;
     run.updates = 800;
   }
-  const nlohmann::json r = build_report(g.input, 50);
+  const std::vector<VariantEntry> entries = build_report(g.input, 50);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   EXPECT_NEAR(entry(r, "base")["grad_share_output_late"].get<double>(), 0.89, 1e-12);
-  const auto rows = markdown_rows(report_markdown(r, g.input), "Training");
+  const auto rows = markdown_rows(report_markdown(entries, g.input), "Training");
   ASSERT_EQ(rows.size(), 2 + r.size());
   EXPECT_NE(rows[0].find("| updates | wall | output share of \xE2\x88\x82W, first 10% | last 10% | Emb. / Params | "
                          "closed form |"),
@@ -676,8 +684,9 @@ TEST(Report, FourTestSetsKeepTheMainTableNarrow) {
       run.hyp_files[t] = run.hyp_files["test2016"];
     }
   }
-  const nlohmann::json r = build_report(g.input, 50);
-  const std::string md = report_markdown(r, g.input);
+  const std::vector<VariantEntry> entries = build_report(g.input, 50);
+  const nlohmann::json r = to_json(entries, g.input.metric);
+  const std::string md = report_markdown(entries, g.input);
   // Main table: variant, Params, Emb., Red., a score and a Δ per test set, tok/s; chrF and chrF++
   // go to the four tables of their own.
   const auto rows = markdown_rows(md, "");
@@ -688,7 +697,7 @@ TEST(Report, FourTestSetsKeepTheMainTableNarrow) {
     EXPECT_NE(markdown_rows(md, std::string("Test set ") + t)[0].find("| chrF |"), std::string::npos) << t;
   EXPECT_NE(markdown_rows(md, "Test set val")[0].find("| chrF++ |"), std::string::npos);
   // HTML: the Δ stands under its score, one column per test set.
-  const std::string html = report_html(r, g.input);
+  const std::string html = report_html(entries, g.input);
   const std::string main = html.substr(html.find("<table class=\"main\">"));
   const std::string head = main.substr(0, main.find("</thead>"));
   size_t th = 0;
@@ -701,7 +710,8 @@ TEST(Report, SeveralTestSetsFoundInTheRuns) {
   Grid g = make_grid("two_tests");
   g.input.test_names.clear();  // found in the runs instead, in name order
   for (auto& run : g.input.runs) run.tests["flickr2017"].scores["bleu"] = 10.0 + run.seed;
-  const nlohmann::json r = build_report(g.input, 100);
+  const std::vector<VariantEntry> entries = build_report(g.input, 100);
+  const nlohmann::json r = to_json(entries, g.input.metric);
   const auto& t = entry(r, "oracle")["tests"];
   ASSERT_TRUE(t.contains("flickr2017"));
   EXPECT_DOUBLE_EQ(t["flickr2017"]["bleu"]["mean"].get<double>(), 11.5);
@@ -709,7 +719,7 @@ TEST(Report, SeveralTestSetsFoundInTheRuns) {
   // No reference given for it: tested on the per-seed scores alone.
   EXPECT_EQ(t["flickr2017"]["test"]["method"], "seeds");
   EXPECT_TRUE(t["flickr2017"]["sentence_bootstrap"].is_null());
-  const std::string md = report_markdown(r, g.input);
+  const std::string md = report_markdown(entries, g.input);
   EXPECT_NE(md.find("| BLEU flickr2017 | BLEU test2016 | \xCE\x94 BLEU flickr2017 | \xCE\x94 BLEU test2016 |"),
             std::string::npos)
       << md;
@@ -722,8 +732,9 @@ TEST(Report, CsvParsesBackToTheNumbers) {
     if (run.variant == "same") run.variant = "tie, \"all\"";
   }
   g.input.variant_order = {"base", "tie, \"all\"", "oracle"};
-  const nlohmann::json r = build_report(g.input, 200);
-  const std::string csv = report_csv(r, g.input);
+  const std::vector<VariantEntry> entries = build_report(g.input, 200);
+  const nlohmann::json r = to_json(entries, g.input.metric);
+  const std::string csv = report_csv(entries, g.input);
   EXPECT_EQ(csv.find("\xC2\xB1"), std::string::npos);  // no ± formatting
   const auto rows = parse_csv(csv);
   ASSERT_EQ(rows.size(), 4u);
@@ -745,8 +756,9 @@ TEST(Report, CsvParsesBackToTheNumbers) {
 
 TEST(Report, HtmlIsSelfContained) {
   const Grid g = make_grid("html");
-  const nlohmann::json r = build_report(g.input, 200);
-  const std::string html = report_html(r, g.input);
+  const std::vector<VariantEntry> entries = build_report(g.input, 200);
+  const nlohmann::json r = to_json(entries, g.input.metric);
+  const std::string html = report_html(entries, g.input);
   EXPECT_EQ(tag_balance(html.substr(html.find("<html"))), "");
   EXPECT_NE(html.find("<table"), std::string::npos);
   EXPECT_NE(html.find("<img src=\"pictures/loss.svg\""), std::string::npos);
@@ -764,15 +776,16 @@ TEST(Report, HtmlIsSelfContained) {
 
 TEST(Report, OverriddenSettingsAreSaidUnderTheTitle) {
   Grid g = make_grid("overrides");
-  const nlohmann::json r = build_report(g.input, 200);
-  EXPECT_EQ(report_markdown(r, g.input).find("in place of the grid's"), std::string::npos);  // none given
+  const std::vector<VariantEntry> entries = build_report(g.input, 200);
+  const nlohmann::json r = to_json(entries, g.input.metric);
+  EXPECT_EQ(report_markdown(entries, g.input).find("in place of the grid's"), std::string::npos);  // none given
   g.input.overrides = {"max_minutes=0", "max_updates=300"};
-  const std::string md = report_markdown(r, g.input);
+  const std::string md = report_markdown(entries, g.input);
   const size_t line = md.find("Every run with these settings in place of the grid's: max_minutes=0 max_updates=300.");
   ASSERT_NE(line, std::string::npos) << md;
   EXPECT_LT(md.find("# Tie schemes"), line);
   EXPECT_LT(line, md.find("| Variant"));  // before the tables
-  EXPECT_NE(report_html(r, g.input).find("max_minutes=0 max_updates=300.</p>"), std::string::npos);
+  EXPECT_NE(report_html(entries, g.input).find("max_minutes=0 max_updates=300.</p>"), std::string::npos);
   write_report(g.dir + "/out-overrides", g.input);
   const auto j = nlohmann::json::parse(read_file(g.dir + "/out-overrides/report.json"));
   EXPECT_EQ(j["overrides"], nlohmann::json({"max_minutes=0", "max_updates=300"}));
