@@ -118,8 +118,10 @@ std::optional<RegisteredDecision> registered_decision(const ReportInput& in) {
         line.delta = s.delta;
         line.interval = interval_of(s, level);
         line.reading = judge_registered(c, line.interval.low, line.interval.high, lower).verdict;
-        line.why = line.pairing + " on seeds " + std::to_string(pa.size()) + " and " + std::to_string(pb.size()) +
-                   ": Δ " + signed_number(s.delta) + ", " + interval_text(line.interval) + ", would read " + line.reading;
+        const std::string seeds = pa.size() == pb.size()
+                                      ? std::to_string(pa.size()) + " seeds a side"
+                                      : std::to_string(pa.size()) + " and " + std::to_string(pb.size()) + " seeds";
+        line.why = line.pairing + " on " + seeds + ": Δ " + signed_number(s.delta) + ", " + interval_text(line.interval) + ", would read " + line.reading;
       } else {
         line.why = line.pairing + ": fewer than two seeds both sides have";
       }
