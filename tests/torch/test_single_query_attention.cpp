@@ -3,7 +3,10 @@
 // values split_heads makes of the encoder's output, with and without a padding mask.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 
 #include "compat/torch.h"
 #include "model/single_query_attention.h"
@@ -26,7 +29,66 @@ at::Tensor reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return compat::attention(qh, k, v, mask, 0.0, false).transpose(1, 2).reshape({rows, 1, dim});
 }
 
+// The kernel's own order of sums, written out in scalars: eight lanes over blocks of eight, lane i
+// + lane i+4, (0 + 2) + (1 + 3), then the tail; no fused multiply-add. Whichever instruction set
+// the program picked when it loaded (AVX, or SSE2 on older processors), its result must be these
+// bits: decoding then gives the same output on every x86-64 machine.
+float ordered_dot(const float* a, const float* b, int64_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int l = 0; l < 8; ++l) {
+      volatile float product = a[j + l] * b[j + l];  // volatile: no fused multiply-add here either
+      lane[l] += product;
+    }
+  const float t0 = lane[0] + lane[4], t1 = lane[1] + lane[5], t2 = lane[2] + lane[6], t3 = lane[3] + lane[7];
+  float sum = (t0 + t2) + (t1 + t3);
+  for (; j < n; ++j) {
+    volatile float product = a[j] * b[j];
+    sum += product;
+  }
+  return sum;
+}
+
+// One row and head of the kernel in the same order: scores, softmax, then y += w·v in order.
+std::vector<float> ordered_head(const float* q, const at::Tensor& k, const at::Tensor& v, int64_t b, int64_t h) {
+  const int64_t len = k.size(2), dh = k.size(3);
+  const float scale = float(1.0 / std::sqrt(double(dh)));
+  std::vector<float> score(static_cast<size_t>(len)), out(static_cast<size_t>(dh), 0.0f);
+  float top = -INFINITY, total = 0;
+  for (int64_t t = 0; t < len; ++t) {
+    score[size_t(t)] = ordered_dot(q, k[b][h][t].data_ptr<float>(), dh) * scale;
+    top = std::max(top, score[size_t(t)]);
+  }
+  for (auto& s : score) total += (s = std::exp(s - top));
+  const float inv = 1.0f / total;
+  for (int64_t t = 0; t < len; ++t) {
+    const float w = score[size_t(t)] * inv;
+    const float* vt = v[b][h][t].data_ptr<float>();
+    for (int64_t j = 0; j < dh; ++j) {
+      volatile float product = w * vt[j];
+      out[size_t(j)] += product;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST(SingleQueryAttention, SumsInOneOrderOnEveryInstructionSet) {
+  at::manual_seed(11);
+  for (int64_t dh : {16, 20, 64}) {  // blocks of eight only, a tail of four, the reference model's heads
+    const int64_t rows = 3, heads = 2, len = 7, dim = heads * dh;
+    auto q = at::randn({rows, 1, dim}), k = at::randn({rows, heads, len, dh}), v = at::randn({rows, heads, len, dh});
+    const auto got = single_query_attention(q, k, v, at::Tensor(), heads).contiguous();
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t h = 0; h < heads; ++h) {
+        const auto want = ordered_head(q[b][0].data_ptr<float>() + h * dh, k, v, b, h);
+        const float* row = got[b][0].data_ptr<float>() + h * dh;
+        for (int64_t j = 0; j < dh; ++j) ASSERT_EQ(row[j], want[size_t(j)]) << "dh " << dh << " row " << b << " head " << h;
+      }
+  }
+}
 
 TEST(SingleQueryAttention, MatchesLibTorchsAttentionOnACacheAndOnStridedMemory) {
   at::manual_seed(7);
