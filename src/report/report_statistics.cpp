@@ -251,18 +251,8 @@ void compare_with_baseline(VariantTest& out, const Runs* base_all, bool is_basel
   if (!r.testable) return;
   out.p_value = r.p_value;
   out.delta_ci95 = std::make_pair(r.ci_low, r.ci_high);
-  ComparisonTest t;
-  t.sentence_part_known = r.sentence_part_known;
-  t.delta = r.delta;
-  t.paired = r.paired;
-  t.se = r.se;
-  t.df = r.df;
-  t.var_seed = r.var_seed;
-  if (r.sentence_part_known) t.var_sentence = r.var_sentence;
-  t.run_var_a = r.run_var_a;
-  t.run_var_b = r.run_var_b;
   // detectable and seeds_needed follow in decide_all, at the level the verdict tests.
-  out.test = t;
+  out.test = ComparisonTest{r, std::nullopt};
 }
 
 // Every run of the variant says its validation plateaued (RunResult::convergence); none when no
@@ -308,21 +298,15 @@ void decide_all(std::vector<VariantEntry>& report, const std::vector<std::string
       if (v.testable) {
         ComparisonTest& c = *t.test;
         v.p_value = *t.p_value;
-        v.delta = c.delta;  // the interval is centred where the test is
-        v.se = c.se;
-        v.df = c.df;
+        v.delta = c.result.delta;  // the interval is centred where the test is
+        v.se = c.result.se;
+        v.df = c.result.df;
         // Power at the level the interval is read at, and the seeds a variant that would find the
         // seed's effect (without one, the Δ observed) at that level.
         const double level = alpha / double(v.comparisons);
         v.detectable = detectable_effect(v.se, v.df, level);
         c.detectable = v.detectable;
-        SignificanceResult r;
-        r.testable = true;
-        r.paired = c.paired;
-        r.var_sentence = c.var_sentence.value_or(0.0);
-        r.run_var_a = c.run_var_a;
-        r.run_var_b = c.run_var_b;
-        if (auto k = seeds_needed(r, v.expected.value_or(v.delta), level)) v.seeds_needed = *k;
+        if (auto k = seeds_needed(c.result, v.expected.value_or(v.delta), level)) v.seeds_needed = *k;
         t.seeds_needed = v.seeds_needed;
       }
       v.converged = e.converged.value_or(false) && base->converged.value_or(false);

@@ -26,15 +26,16 @@ json raw(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 json pair_json(double low, double high) { return json::array({low, high}); }
 
 json test_json(const ComparisonTest& t) {
-  json out = {{"method", t.sentence_part_known ? "seeds and sentences" : "seeds"},
-              {"delta", t.delta},
-              {"paired", t.paired},
-              {"se", t.se},
-              {"df", t.df},
-              {"var_seed", t.var_seed},
-              {"var_sentence", raw(t.var_sentence)},
-              {"run_var_a", t.run_var_a},
-              {"run_var_b", t.run_var_b}};
+  const SignificanceResult& r = t.result;
+  json out = {{"method", r.sentence_part_known ? "seeds and sentences" : "seeds"},
+              {"delta", r.delta},  // of the scores tested (BLEU from the sentence statistics)
+              {"paired", r.paired},
+              {"se", r.se},
+              {"df", r.df},
+              {"var_seed", r.var_seed},
+              {"var_sentence", r.sentence_part_known ? json(r.var_sentence) : json(nullptr)},
+              {"run_var_a", r.run_var_a},
+              {"run_var_b", r.run_var_b}};
   if (t.detectable) out["detectable"] = *t.detectable;
   return out;
 }
@@ -117,15 +118,17 @@ std::vector<int> ints_of(const json& j, const std::string& where) {
 
 ComparisonTest test_from_json(const json& j, const std::string& where) {
   ComparisonTest t;
-  t.sentence_part_known = optional_string(j, "method", where).value_or("") == "seeds and sentences";
-  t.delta = number_or_nan(j, "delta", where);
-  t.paired = j.value("paired", false);
-  t.se = number_or_nan(j, "se", where);
-  t.df = optional_number(j, "df", where).value_or(std::numeric_limits<double>::infinity());
-  t.var_seed = number_or_nan(j, "var_seed", where);
-  t.var_sentence = optional_number(j, "var_sentence", where);
-  t.run_var_a = number_or_nan(j, "run_var_a", where);
-  t.run_var_b = number_or_nan(j, "run_var_b", where);
+  SignificanceResult& r = t.result;
+  r.testable = true;  // report.json holds a test only where there was one
+  r.sentence_part_known = optional_string(j, "method", where).value_or("") == "seeds and sentences";
+  r.delta = number_or_nan(j, "delta", where);
+  r.paired = j.value("paired", false);
+  r.se = number_or_nan(j, "se", where);
+  r.df = optional_number(j, "df", where).value_or(std::numeric_limits<double>::infinity());
+  r.var_seed = number_or_nan(j, "var_seed", where);
+  r.var_sentence = optional_number(j, "var_sentence", where).value_or(0.0);  // 0 when unknown, as the test has it
+  r.run_var_a = number_or_nan(j, "run_var_a", where);
+  r.run_var_b = number_or_nan(j, "run_var_b", where);
   t.detectable = optional_number(j, "detectable", where);
   return t;
 }

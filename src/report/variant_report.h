@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/significance.h"
 #include "report/run_result.h"
 #include "report/verdict.h"
 
@@ -30,14 +31,11 @@ struct SeedDelta {
   double delta = 0;  // the variant's score minus the baseline's, same seed
 };
 
-// eval/significance.h's test of the variant against the baseline (report.json's "test").
+// eval/significance.h's test of the variant against the baseline (report.json's "test": method,
+// delta, paired, se, df, var_seed, var_sentence, run_var_a, run_var_b of `result`; a df that is
+// infinite, a normal test, is written null).
 struct ComparisonTest {
-  bool sentence_part_known = false;  // method "seeds and sentences", else "seeds"
-  double delta = 0;                  // of the scores tested (BLEU from the sentence statistics)
-  bool paired = false;
-  double se = 0, df = 0, var_seed = 0;  // df infinite: a normal test (written null)
-  std::optional<double> var_sentence;
-  double run_var_a = 0, run_var_b = 0;
+  SignificanceResult result;
   std::optional<double> detectable;  // smallest Δ found with 80% power at the verdict's level
 };
 

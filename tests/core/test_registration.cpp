@@ -185,7 +185,7 @@ TEST(RegisteredReport, ReadsTheRegistrationWithItsPairingAndLevelAndTheOtherPair
       ASSERT_TRUE(t.verdict && t.interval && t.test);
       EXPECT_EQ(t.verdict->verdict.verdict, "inconclusive");
       EXPECT_NEAR(t.interval->high, c.interval.high, 1e-12);
-      EXPECT_FALSE(t.test->paired);
+      EXPECT_FALSE(t.test->result.paired);
     }
   EXPECT_TRUE(found);
   const std::string md = report_markdown(entries, in, &*d);
