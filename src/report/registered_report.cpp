@@ -161,11 +161,7 @@ json to_json(const RegisteredDecision& d) {
 
 namespace {
 
-DecisionInterval interval_from_json(const json& i) {
-  return {i.at("low").get<double>(), i.at("high").get<double>(), i.at("level").get<double>()};
-}
-
-DecidedComparison comparison_decision_from_json(const json& j) {
+DecidedComparison comparison_decision_from_json(const json& j, const std::string& where) {
   DecidedComparison c;
   c.claim = comparison_from_json(j);
   c.seeds_a = j.at("seeds_a").get<std::vector<int>>();
@@ -179,7 +175,7 @@ DecidedComparison comparison_decision_from_json(const json& j) {
     for (auto [key, field] : {std::pair{"delta", &c.delta}, {"se", &c.se}, {"p_value", &c.p_value},
                               {"p_adjusted", &c.p_adjusted}, {"detectable", &c.detectable}})
       *field = j.at(key).get<double>();
-    c.interval = interval_from_json(j["interval"]);
+    c.interval = interval_from_json(j["interval"], where);
   }
   if (j.contains("sensitivity")) {
     const json& s = j["sensitivity"];
@@ -191,7 +187,7 @@ DecidedComparison comparison_decision_from_json(const json& j) {
       line.seeds_a = s.at("seeds_a").get<std::vector<int>>();
       line.seeds_b = s.at("seeds_b").get<std::vector<int>>();
       line.delta = s.at("delta").get<double>();
-      line.interval = interval_from_json(s["interval"]);
+      line.interval = interval_from_json(s["interval"], where + ": sensitivity");
       line.reading = s.at("reading").get<std::string>();
     }
     c.sensitivity = line;
@@ -212,7 +208,7 @@ RegisteredDecision registered_decision_from_json(const json& j, const std::strin
     d.metric = j.at("metric").get<std::string>();
     d.level = j.at("level").get<double>();
     d.seeds_planned = j.at("seeds_planned").get<std::vector<int>>();
-    for (const auto& c : j.at("comparisons")) d.comparisons.push_back(comparison_decision_from_json(c));
+    for (const auto& c : j.at("comparisons")) d.comparisons.push_back(comparison_decision_from_json(c, where + ": registration"));
     return d;
   } catch (const json::exception& e) {
     throw InputError(where + ": registration: " + e.what());

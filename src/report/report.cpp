@@ -111,9 +111,10 @@ std::string csv_field(const std::string& s) {
 // 12 significant digits: 35.2 rather than 35.199999999999996 (report.json keeps every bit); whole
 // numbers as integers, as report.json writes them.
 std::string csv_number(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return "";
-  if (*v == std::floor(*v) && std::fabs(*v) < 9e15) return std::to_string(static_cast<int64_t>(*v));
-  return printf_str("%.12g", *v);
+  const json j = v ? report_number(*v) : json();
+  if (j.is_null()) return "";
+  if (j.is_number_integer()) return j.dump();
+  return printf_str("%.12g", j.get<double>());
 }
 
 std::string overrides_line(const std::vector<std::string>& overrides) {

@@ -12,15 +12,10 @@ namespace {
 
 using nlohmann::json;
 
-// Integral values stay integers in the JSON (params: 7580000, not 7580000.0); NaN becomes null.
-// The numbers a test computes (p, intervals, standard errors) are written as they are.
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
-  return v;
-}
-
-json number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
+// Scores, means and counts go through report_number; the numbers a test computes (p, intervals,
+// standard errors) are written as they are.
+json number(double v) { return report_number(v); }
+json number(const std::optional<double>& v) { return v ? report_number(*v) : json(nullptr); }
 json raw(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json pair_json(double low, double high) { return json::array({low, high}); }
@@ -161,11 +156,7 @@ VariantTest variant_test_from_json(const json& j, const std::string& metric, con
   t.expected = optional_number(j, "expected", where);
   if (auto k = optional_number(j, "seeds_needed", where)) t.seeds_needed = int(*k);
   t.p_adjusted = optional_number(j, "p_adjusted", where);
-  if (j.contains("interval") && j["interval"].is_object()) {
-    const json& i = j["interval"];
-    t.interval = DecisionInterval{number_or_nan(i, "low", where), number_or_nan(i, "high", where),
-                                  number_or_nan(i, "level", where)};
-  }
+  if (j.contains("interval") && j["interval"].is_object()) t.interval = interval_from_json(j["interval"], where);
   if (j.contains("verdict") && j["verdict"].is_object()) {
     const json& v = j["verdict"];
     t.verdict = VariantVerdict{{optional_string(v, "verdict", where).value_or(""), optional_string(v, "why", where).value_or("")},
@@ -197,6 +188,12 @@ VariantEntry entry_from_json(const json& j, const std::string& metric, const std
 }
 
 }  // namespace
+
+json report_number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
+  return v;
+}
 
 const VariantTest& VariantEntry::test(const std::string& name) const {
   static const VariantTest none;

@@ -89,6 +89,10 @@ struct VariantEntry {
   const VariantTest& test(const std::string& name) const;
 };
 
+// How report.json writes a score, a mean or a count: an integral value as an integer (params:
+// 7580000, not 7580000.0), NaN and infinities as null, any other as it is. The CSV follows it.
+nlohmann::json report_number(double v);
+
 // report.json's "variants": [{variant, baseline, seeds: N, seed_list, params, emb, …, converged,
 // runs: [{seed, updates, stop_reason, converged, why}], tests: {<name>: {<metric>: {mean, std,
 // values}, …, delta_<metric>, delta_per_seed: [{seed, delta}], p_value, delta_ci95: [low, high],

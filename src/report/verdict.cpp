@@ -5,6 +5,8 @@
 
 #include "eval/significance.h"
 #include "report/signed_number.h"
+#include "util/error.h"
+#include "util/json_file.h"
 
 namespace yoke {
 
@@ -118,5 +120,13 @@ Verdict judge_registered(const RegisteredComparison& c, double low, double high,
 }
 
 nlohmann::json to_json(const DecisionInterval& i) { return {{"low", i.low}, {"high", i.high}, {"level", i.level}}; }
+
+DecisionInterval interval_from_json(const nlohmann::json& j, const std::string& where) {
+  auto read = [&](const char* key) {
+    if (!j.is_object() || !j.contains(key)) throw InputError(where + ": the interval has no \"" + std::string(key) + "\"");
+    return optional_number(j, key, where + ".interval").value_or(NAN);
+  };
+  return {read("low"), read("high"), read("level")};
+}
 
 }  // namespace yoke

@@ -60,6 +60,9 @@ struct DecisionInterval {
   double low = 0, high = 0, level = 0;
 };
 nlohmann::json to_json(const DecisionInterval& i);
+// Reads it back: each of the three keys must be there; null (a NaN written) reads as NaN, another
+// type is an InputError naming `where`.
+DecisionInterval interval_from_json(const nlohmann::json& j, const std::string& where);
 
 // A registered claim (report/registration.h) read from its simultaneous interval [low, high] of
 // Δ = B − A, by the margin rule fixed with it. In the claim's direction (quality terms, so for
