@@ -5,14 +5,15 @@
                                                     # EXPORT_DIR: what `yoke export` wrote
 
 `yoke export --format hf` chooses the architecture (src/store/hf_export.h: post-norm → Marian,
-pre-norm with one source/target embedding → Blenderbot) and refuses what neither expresses before
-it runs this. Writes into OUT_DIR (docs/export.md, "Hugging Face"):
+pre-norm → Blenderbot) and refuses what neither computes before it runs this. Writes into OUT_DIR
+(docs/export.md, "Hugging Face"):
     config.json, generation_config.json      the architecture's keys (modeling_marian.py / modeling_blenderbot.py)
     model.safetensors                        the weights under the architecture's tensor names
     tokenizer.json, tokenizer_config.json, special_tokens_map.json
-                                             the SentencePiece BPE model as a `tokenizers` BPE model
-    source.spm, target.spm, vocab.json       the opus-mt layout: the SentencePiece model and piece → row
-                                             (what `yoke import --format hf` reads back)
+                                             the SentencePiece model as a `tokenizers` model
+    source.spm, target.spm, vocab.json       the opus-mt layout: the SentencePiece models and piece → row
+    (target_vocab.json)                      (the target's, with two tables in one: hf_tensors), what
+                                             `yoke import --format hf` reads back
     onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx
                                              the graphs transformers.js loads for a seq2seq model
 
@@ -102,14 +103,30 @@ def layer_tensors(prefix, layer, d):
     return t
 
 
-def hf_tensors(model, arch):
-    """The state dict of MarianMTModel / BlenderbotForConditionalGeneration, and whether lm_head is
-    the decoder's input embedding (tie_word_embeddings) and the encoder's is the decoder's."""
+def hf_tensors(model, arch, joint):
+    """The state dict of MarianMTModel / BlenderbotForConditionalGeneration; whether lm_head is the
+    decoder's input embedding (tie_word_embeddings) and the encoder's is the decoder's; and the id of
+    the target's first piece.
+
+    That id is 0 where the architecture holds the encoder's and the decoder's input rows as they
+    are: one vocabulary (`joint`) with one input table (Blenderbot, Marian), or two (Marian). Else
+    (separate vocabularies; Blenderbot with tie none or decoder, yoke's default) both read one table
+    of two blocks: the source's rows, then the target's from id Vs. lm_head repeats the source
+    block, so that it is that table where yoke's output rows are its target input rows (the tie
+    holds), and final_logits_bias is −inf there: no source row is ever emitted. Every logit of a
+    target piece is yoke's, and the softmax over the blocks is yoke's over the target vocabulary."""
     d = model.config["d_model"]
     e = model.embeddings
     enc_embed, dec_embed = input_rows(model, e.source_matrix), input_rows(model, e.target_matrix)
     lm_head, bias = output_layer(model)
-    shared_inputs = torch.equal(enc_embed, dec_embed)
+    shared_inputs = joint and torch.equal(enc_embed, dec_embed)
+    first_target = 0
+    if not joint or (arch == "blenderbot" and not shared_inputs):
+        first_target = enc_embed.shape[0]
+        lm_head = torch.cat([enc_embed, lm_head])
+        bias = torch.cat([torch.full((first_target,), float("-inf")), bias])
+        enc_embed = dec_embed = torch.cat([enc_embed, dec_embed])
+        shared_inputs = True
     t = {"model.shared.weight": enc_embed, "model.encoder.embed_tokens.weight": enc_embed,
          "model.decoder.embed_tokens.weight": dec_embed,
          "model.encoder.embed_positions.weight": model.positions.detach().float(),
@@ -124,7 +141,8 @@ def hf_tensors(model, arch):
         t.update(norm_tensors("model.decoder.layer_norm", model.decoder_norm))
     tied = torch.equal(lm_head, dec_embed) and (shared_inputs or arch == "marian")
     # One storage per tensor: safetensors refuses shared memory, HF re-ties on load.
-    return {k: v.detach().float().contiguous().clone() for k, v in t.items()}, tied, shared_inputs
+    return ({k: v.detach().float().contiguous().clone() for k, v in t.items()}, tied, shared_inputs,
+            first_target)
 
 
 # ---- the architecture's forward pass over those names (traced into ONNX) ---------------------------
@@ -245,16 +263,17 @@ class DecoderGraph(torch.nn.Module):
     rows end at different steps. Nothing else reads a logit whose input is eos (a target's last
     input precedes its eos), and Python transformers reads model.safetensors, not these graphs."""
 
-    def __init__(self, m, vocab_size):
+    def __init__(self, m, vocab_size, eos):
         super().__init__()
         self.m = m
+        self.eos = eos
         self.after_eos = torch.full((vocab_size,), float("-inf"))
-        self.after_eos[yoke_torch.EOS] = 0.0
+        self.after_eos[eos] = 0.0
 
     def forward(self, input_ids, encoder_attention_mask, encoder_hidden_states, *past_flat):
         past = [(past_flat[2 * i], past_flat[2 * i + 1]) for i in range(len(past_flat) // 2)]
         logits, present = self.m.decode(input_ids, encoder_attention_mask, encoder_hidden_states, past)
-        logits = torch.where((input_ids == yoke_torch.EOS).unsqueeze(-1), self.after_eos, logits)
+        logits = torch.where((input_ids == self.eos).unsqueeze(-1), self.after_eos, logits)
         return (logits, *[x for kv in present for x in kv])
 
 
@@ -284,7 +303,8 @@ def export_onnx(tensors, config, arch, out_dir):
             names_out.append(f"present.{i}.decoder.{kv}")
             dyn[names_in[-1]] = {0: "batch_size", 2: "past_decoder_sequence_length"}
             dyn[names_out[-1]] = {0: "batch_size", 2: "past_decoder_sequence_length + 1"}
-    torch.onnx.export(DecoderGraph(m, tensors["lm_head.weight"].shape[0]), (torch.tensor([[9, 10], [11, 12]]), mask, memory, *past),
+    graph = DecoderGraph(m, tensors["lm_head.weight"].shape[0], config["eos_token_id"])
+    torch.onnx.export(graph, (torch.tensor([[9, 10], [11, 12]]), mask, memory, *past),
                       os.path.join(onnx_dir, "decoder_model_merged.onnx"), opset_version=OPSET,
                       input_names=["input_ids", "encoder_attention_mask", "encoder_hidden_states"] + names_in,
                       output_names=["logits"] + names_out, dynamic_axes=dyn)
@@ -334,21 +354,34 @@ def spm_model_type(sp):
     return "unigram"  # the proto's default
 
 
-def tokenizer_json(spm_file):
+def load_spm(spm_file):
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=spm_file)
+    for i, name in SPECIAL.items():
+        if sp.id_to_piece(i) != name:
+            sys.exit(f"yoke_hf: {spm_file}: piece {i} is '{sp.id_to_piece(i)}', not yoke's '{name}'")
+    return sp
+
+
+# The target block's pieces in tokenizer.json (hf_tensors: ids from Vs on) are its pieces behind
+# this private-use character, which the normalizer removes from any input and the decoder from the
+# output: a source text never matches one (every piece it meets is the source's, the unknown one
+# too), and each decodes as its piece.
+TARGET_MARK = "\ue000"
+
+
+def tokenizer_json(src_spm, tgt_spm, first_target):
     """SentencePiece as a `tokenizers` model: unigram as Unigram, BPE as BPE. SentencePiece merges, again and again, the adjacent
     pair whose joined piece scores highest; BPE with merges ranked by the joined piece's score (every
     split of a piece into two pieces of the vocabulary, as transformers' own converter lists them)
     applies the same merges in the same order. Normalization: what nmt_nfkc does to text (NFKC,
-    control characters dropped, whitespace runs as one space, none at the ends; js/spm_bpe.js)."""
-    import sentencepiece
-    sp = sentencepiece.SentencePieceProcessor(model_file=spm_file)
+    control characters dropped, whitespace runs as one space, none at the ends; js/spm_bpe.js).
+    With a target block (first_target > 0) its pieces and specials follow, marked (TARGET_MARK)."""
+    sp = load_spm(src_spm)
     n = sp.get_piece_size()
-    for i, name in SPECIAL.items():
-        if sp.id_to_piece(i) != name:
-            sys.exit(f"yoke_hf: {spm_file}: piece {i} is '{sp.id_to_piece(i)}', not yoke's '{name}'")
     kind = spm_model_type(sp)
     if kind not in ("bpe", "unigram"):
-        sys.exit(f"yoke_hf: {spm_file}: a SentencePiece {kind} model; the tokenizer is written for bpe and unigram")
+        sys.exit(f"yoke_hf: {src_spm}: a SentencePiece {kind} model; the tokenizer is written for bpe and unigram")
     vocab = {sp.id_to_piece(i): i for i in range(n)}
     score = {sp.id_to_piece(i): sp.get_score(i) for i in range(n) if not (sp.is_control(i) or sp.is_unknown(i))}
     merges = []
@@ -359,21 +392,33 @@ def tokenizer_json(spm_file):
             if left in score and right in score:
                 merges.append((-s, vocab[piece], vocab[left], vocab[right], left, right))
     merges.sort()
+    # Unigram: Viterbi over the pieces' log probabilities, as SentencePiece's unigram model.
+    pieces = [[sp.id_to_piece(i), sp.get_score(i)] for i in range(n)]
+    specials = [(i, name) for i, name in sorted(SPECIAL.items())]
+    target_mark = []
+    if first_target:
+        tp = load_spm(tgt_spm)
+        # Score 0: never matched, and no lower than the source's least, from which Unigram derives
+        # the unknown piece's score.
+        for i in range(tp.get_piece_size()):
+            vocab[TARGET_MARK + tp.id_to_piece(i)] = first_target + i
+            pieces.append([TARGET_MARK + tp.id_to_piece(i), 0.0])
+        specials += [(first_target + i, TARGET_MARK + name) for i, name in sorted(SPECIAL.items())]
+        target_mark = [{"type": "Replace", "pattern": {"String": TARGET_MARK}, "content": ""}]
     bpe = {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
            "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": False, "ignore_merges": False,
            "vocab": vocab, "merges": [[m[4], m[5]] for m in merges]}
-    # Unigram: Viterbi over the pieces' log probabilities, as SentencePiece's unigram model.
-    unigram = {"type": "Unigram", "unk_id": yoke_torch.UNK, "byte_fallback": False,
-               "vocab": [[sp.id_to_piece(i), sp.get_score(i)] for i in range(n)]}
+    unigram = {"type": "Unigram", "unk_id": yoke_torch.UNK, "byte_fallback": False, "vocab": pieces}
     space = "\u2581"
     metaspace = {"type": "Metaspace", "replacement": space, "prepend_scheme": "always", "split": True}
+    controls = "[\u0000-\u0008\u000b\u000e-\u001f\u007f" + (TARGET_MARK if first_target else "") + "]"
     return {
         "version": "1.0", "truncation": None, "padding": None,
         "added_tokens": [{"id": i, "content": name, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True} for i, name in sorted(SPECIAL.items())],
+                          "normalized": False, "special": True} for i, name in specials],
         "normalizer": {"type": "Sequence", "normalizers": [
             {"type": "NFKC"},
-            {"type": "Replace", "pattern": {"Regex": "[\u0000-\u0008\u000b\u000e-\u001f\u007f]"}, "content": ""},
+            {"type": "Replace", "pattern": {"Regex": controls}, "content": ""},
             {"type": "Replace", "pattern": {"Regex": "[\\s\u200b]+"}, "content": " "},
             {"type": "Strip", "strip_left": True, "strip_right": True}]},
         "pre_tokenizer": metaspace,
@@ -383,22 +428,22 @@ def tokenizer_json(spm_file):
                            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 0}},
                                     {"SpecialToken": {"id": "</s>", "type_id": 0}}],
                            "special_tokens": {"</s>": {"id": "</s>", "ids": [yoke_torch.EOS], "tokens": ["</s>"]}}},
-        "decoder": metaspace,
+        "decoder": {"type": "Sequence", "decoders": target_mark + [metaspace]} if target_mark else metaspace,
         "model": bpe if kind == "bpe" else unigram,
     }
 
 
-def opus_vocab(spm_file):
-    """vocab.json of the opus-mt layout: each piece's row of the embedding (its SentencePiece id)."""
-    import sentencepiece
-    sp = sentencepiece.SentencePieceProcessor(model_file=spm_file)
-    return {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+def opus_vocab(spm_file, first_id=0):
+    """vocab.json (target_vocab.json) of the opus-mt layout: each piece's row of the embedding."""
+    sp = load_spm(spm_file)
+    return {sp.id_to_piece(i): first_id + i for i in range(sp.get_piece_size())}
 
 
 # ---- the directory ---------------------------------------------------------------------------------
 
-def hf_config(model, arch, tied, shared_inputs, vocab_size):
+def hf_config(model, arch, tied, shared_inputs, vocab_size, first_target):
     c = model.config
+    t = first_target  # the target's special ids are its pieces' rows
     d, heads = c["d_model"], c["heads"]
     cfg = {
         "architectures": [ARCHS[arch][0]], "model_type": arch, "is_encoder_decoder": True,
@@ -410,11 +455,12 @@ def hf_config(model, arch, tied, shared_inputs, vocab_size):
         "scale_embedding": c.get("embed_scale", "sqrt") == "sqrt",
         "dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0,
         "encoder_layerdrop": 0.0, "decoder_layerdrop": 0.0, "init_std": 0.02, "use_cache": True,
-        "pad_token_id": yoke_torch.PAD, "bos_token_id": yoke_torch.BOS, "eos_token_id": yoke_torch.EOS,
-        "decoder_start_token_id": yoke_torch.BOS, "forced_eos_token_id": None,
+        "pad_token_id": t + yoke_torch.PAD, "bos_token_id": t + yoke_torch.BOS, "eos_token_id": t + yoke_torch.EOS,
+        "decoder_start_token_id": t + yoke_torch.BOS, "forced_eos_token_id": None,
         "tie_word_embeddings": tied, "torch_dtype": "float32",
         "yoke": {"tie": c.get("tie"), "output": c.get("output"), "norm": c.get("norm", "pre"),
-                 "factored_rank": c.get("factored_rank", 0), "cross_layer": c.get("cross_layer", False)},
+                 "factored_rank": c.get("factored_rank", 0), "cross_layer": c.get("cross_layer", False),
+                 "first_target_id": first_target},
     }
     if arch == "marian":
         cfg.update({"decoder_vocab_size": vocab_size, "share_encoder_decoder_embeddings": shared_inputs,
@@ -424,13 +470,14 @@ def hf_config(model, arch, tied, shared_inputs, vocab_size):
     return cfg
 
 
-def generation_config(model):
+def generation_config(model, first_target):
     """yoke translate's defaults where the library has them (src/decode/search.h); pad and bos are
     never emitted. What it cannot say: yoke's per-sentence limit of a·|x| + b tokens (max_length is
     the positions' limit instead), and its length normalization counts eos."""
-    return {"decoder_start_token_id": yoke_torch.BOS, "bos_token_id": yoke_torch.BOS,
-            "eos_token_id": yoke_torch.EOS, "pad_token_id": yoke_torch.PAD, "forced_eos_token_id": None,
-            "bad_words_ids": [[yoke_torch.PAD], [yoke_torch.BOS]], "num_beams": 5, "length_penalty": 1.0,
+    t = first_target
+    return {"decoder_start_token_id": t + yoke_torch.BOS, "bos_token_id": t + yoke_torch.BOS,
+            "eos_token_id": t + yoke_torch.EOS, "pad_token_id": t + yoke_torch.PAD, "forced_eos_token_id": None,
+            "bad_words_ids": [[t + yoke_torch.PAD], [t + yoke_torch.BOS]], "num_beams": 5, "length_penalty": 1.0,
             "max_length": model.max_positions, "min_length": 0, "no_repeat_ngram_size": 0,
             "encoder_no_repeat_ngram_size": 0, "do_sample": False}
 
@@ -439,31 +486,37 @@ def export(src_dir, out_dir, arch):
     tensors, metadata = yoke_torch.read_safetensors(os.path.join(src_dir, "model.safetensors"))
     if metadata.get("format") != "yoke" or "config" not in metadata:
         sys.exit(f"yoke_hf: {src_dir}/model.safetensors was not written by `yoke export`")
-    spm_file = os.path.join(src_dir, "spm.model")
-    if not os.path.exists(spm_file):
-        sys.exit(f"yoke_hf: {src_dir} has separate source and target vocabularies; the export needs one (spm.model)")
+    src_spm, tgt_spm = (os.path.join(src_dir, f) for f in yoke_torch.spm_files(src_dir))
+    joint = src_spm == tgt_spm
     model = yoke_torch.YokeModel({n: t for n, t in tensors.items() if not n.startswith("bridge.")}, metadata, src_dir)
-    hf, tied, shared_inputs = hf_tensors(model, arch)
-    if arch == "blenderbot" and not shared_inputs:
-        sys.exit("yoke_hf: Blenderbot has one input embedding for encoder and decoder; this model's differ")
+    hf, tied, shared_inputs, first_target = hf_tensors(model, arch, joint)
     os.makedirs(out_dir, exist_ok=True)
     vocab_size = hf["lm_head.weight"].shape[0]
-    config = hf_config(model, arch, tied, shared_inputs, vocab_size)
+    config = hf_config(model, arch, tied, shared_inputs, vocab_size, first_target)
     yoke_torch.write_safetensors(os.path.join(out_dir, "model.safetensors"), hf, {"format": "pt"})
-    files = {"config.json": config, "generation_config.json": generation_config(model),
-             "tokenizer.json": tokenizer_json(spm_file),
+    t = first_target
+    target = lambda i: (TARGET_MARK if t else "") + SPECIAL[i]  # noqa: E731
+    files = {"config.json": config, "generation_config.json": generation_config(model, first_target),
+             "tokenizer.json": tokenizer_json(src_spm, tgt_spm, first_target),
              "tokenizer_config.json": {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model.max_positions,
                                        "clean_up_tokenization_spaces": False, "padding_side": "right",
-                                       "pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
-             "special_tokens_map.json": {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}}
+                                       "pad_token": "<pad>", "unk_token": "<unk>", "bos_token": target(yoke_torch.BOS),
+                                       "eos_token": target(yoke_torch.EOS)},
+             "special_tokens_map.json": {"pad_token": "<pad>", "unk_token": "<unk>",
+                                         "bos_token": target(yoke_torch.BOS), "eos_token": target(yoke_torch.EOS)}}
     # The opus-mt layout too (MarianTokenizer's files), which `yoke import --format hf` reads back:
-    # one SentencePiece model for both sides and vocab.json, piece → row, here in SentencePiece order.
-    for name in ("source.spm", "target.spm"):
-        shutil.copyfile(spm_file, os.path.join(out_dir, name))
-    files["vocab.json"] = opus_vocab(spm_file)
+    # the SentencePiece models and vocab.json, piece → row, here in SentencePiece order; with a
+    # target block, target_vocab.json gives the target's rows (MarianTokenizer's separate_vocabs).
+    shutil.copyfile(src_spm, os.path.join(out_dir, "source.spm"))
+    shutil.copyfile(tgt_spm, os.path.join(out_dir, "target.spm"))
+    files["vocab.json"] = opus_vocab(src_spm)
+    if first_target:
+        files["target_vocab.json"] = opus_vocab(tgt_spm, first_target)
+        files["tokenizer_config.json"]["separate_vocabs"] = True
     for name, content in files.items():
         with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
-            json.dump(content, f, ensure_ascii=False, indent=None if name in ("tokenizer.json", "vocab.json") else 1)
+            json.dump(content, f, ensure_ascii=False,
+                      indent=None if name in ("tokenizer.json", "vocab.json", "target_vocab.json") else 1)
     export_onnx(hf, config, arch, out_dir)
 
 
@@ -478,8 +531,7 @@ def main():
             sys.exit(f"yoke_hf: architecture '{arch}': one of {', '.join(sorted(ARCHS))}")
         with torch.no_grad():
             export(src, out, arch)
-        print(f"yoke_hf: {src} -> {out} ({arch}: config.json, model.safetensors, tokenizer.json, source.spm, "
-              "target.spm, vocab.json, onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx)", file=sys.stderr)
+        print(f"yoke_hf: {src} -> {out} ({arch}: {', '.join(sorted(os.listdir(out)))})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@
 // decoder norms, a position table read from the weights). Both add a stored position table to
 // √d-scaled (or unscaled) embeddings, have ReLU feed-forward layers, biases on every projection (the
 // keys' is written as zeros: yoke's keys have none) and lm_head + final_logits_bias, into which every
-// estimator folds. M2M100 and MBart are not used: M2M100 computes its sinusoids from positions offset
-// by pad + 1, MBart normalizes the embeddings.
+// estimator folds. Where the architecture has one input table and yoke reads two (separate
+// vocabularies, shared-private's materialized rows; Blenderbot with tie none or decoder, the
+// default), the table holds them as two blocks of ids, the target's after the source's, and the
+// bias is −inf on the source block of lm_head (python/yoke_hf.py, hf_tensors). M2M100 and MBart are
+// not used: M2M100 computes its sinusoids from positions offset by pad + 1, MBart normalizes the
+// embeddings.
 #pragma once
 #include <string>
 
@@ -20,13 +24,9 @@ namespace yoke {
 
 struct Config;
 
-// "marian" or "blenderbot" for a model of `config` whose source and target share one vocabulary
-// (`joint_vocabulary`), or InputError naming the setting that neither architecture can express:
-// a language model, arch lightconv/dynamicconv, separate vocabularies (tie = shared-private has
-// them), or norm = pre with separate source and target input embeddings (tie none or decoder:
-// Blenderbot, like every pre-norm translation architecture of transformers.js, has one input
-// embedding for both sides).
-std::string hf_architecture(const Config& config, bool joint_vocabulary);
+// "marian" (norm = post) or "blenderbot" (pre) for a translation model of `config`, or InputError
+// naming what neither computes: a language model, arch lightconv/dynamicconv.
+std::string hf_architecture(const Config& config);
 
 // python/yoke_hf.py ($YOKE_HF_SCRIPT) and its interpreter (find_python_exporter).
 PythonExporter find_hf_exporter();

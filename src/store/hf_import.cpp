@@ -178,30 +178,73 @@ class HfWeights {
   std::set<std::string> taken_;
 };
 
-// vocab.json's rows in SentencePiece order: rows[id] is the embedding row of the piece that
-// source.spm (= target.spm) gives id `id`.
+// Each side's rows in SentencePiece order: source_rows[id] is the embedding row of the piece that
+// source.spm gives id `id` (vocab.json), target_rows[id] that of target.spm's (target_vocab.json
+// where separate_vocabs says the target has its own map, else vocab.json: then target.spm must be
+// source.spm).
 struct HfVocabulary {
-  std::vector<int64_t> rows;
-  std::string spm;  // source.spm, which becomes spm.model
+  std::vector<int64_t> source_rows, target_rows;
+  fs::path source_spm, target_spm;
+  bool joint = true;  // one SentencePiece model for both sides: yoke's joint vocabulary
 };
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
+// `map_file`'s piece → row for every piece of `spm` (rows[id]), and each row's piece for messages.
+struct PieceRows {
+  std::vector<int64_t> rows;
+  std::vector<std::string> piece_of_row;
+};
+
+PieceRows piece_rows(const fs::path& map_file, const Vocab& spm, const std::string& spm_name, int64_t vocab_size) {
+  const auto json = read_json(map_file.string());
+  const std::string name = map_file.filename().string();
+  if (!json.is_object()) throw input_error(map_file.string(), 0, "is not a JSON object of piece → row");
+  if (int64_t(json.size()) != spm.size() || spm.size() > vocab_size)
+    throw input_error(map_file.string(), 0,
+                      "has " + std::to_string(json.size()) + " pieces, " + spm_name + " " + std::to_string(spm.size()) +
+                          ", and config.json's vocab_size is " + std::to_string(vocab_size) +
+                          ": every piece must have a row and every entry be a piece (yoke's output layer has a row "
+                          "for each piece, and the softmax runs over all of them)");
+  PieceRows r;
+  r.piece_of_row.resize(size_t(vocab_size));
+  for (const auto& [piece, row] : json.items()) {
+    if (!row.is_number_integer() || row.get<int64_t>() < 0 || row.get<int64_t>() >= vocab_size)
+      throw input_error(map_file.string(), 0, "gives " + in_quotes(piece) + " the row " + row.dump() +
+                                                  ", not one of the embedding's 0.." + std::to_string(vocab_size - 1));
+    auto& seen = r.piece_of_row[size_t(row.get<int64_t>())];
+    if (!seen.empty())
+      throw input_error(map_file.string(), 0, "gives " + in_quotes(seen) + " and " + in_quotes(piece) + " the same row " +
+                                                  row.dump());
+    seen = piece;
+  }
+  for (int id = 0; id < spm.size(); ++id) {
+    const std::string piece = spm.piece(id);
+    if (!json.contains(piece))
+      throw input_error(map_file.string(), 0, "lacks " + in_quotes(piece) + ", id " + std::to_string(id) + " of " +
+                                                  spm_name + ": that piece would have no row");
+    r.rows.push_back(json.at(piece).get<int64_t>());
+  }
+  return r;
+}
+
 HfVocabulary read_vocabulary(const fs::path& dir, const HfConfig& c, const ConfigFile& config) {
+  bool separate = false;
   const fs::path tokenizer_config = dir / "tokenizer_config.json";
   if (fs::exists(tokenizer_config)) {
     const auto t = read_json(tokenizer_config.string());
-    if (t.is_object() && t.contains("separate_vocabs") && t.at("separate_vocabs") == true)
-      throw input_error(tokenizer_config.string(), 0, "\"separate_vocabs\" is true: a vocabulary per side "
-                                                      "(target_vocab.json); the import reads one (vocab.json)");
+    separate = t.is_object() && t.contains("separate_vocabs") && t.at("separate_vocabs") == true;
   }
   HfVocabulary v;
-  const fs::path source = dir / "source.spm", target = dir / "target.spm", vocab_json = dir / "vocab.json";
-  for (const auto& f : {source, target, vocab_json})
+  v.source_spm = dir / "source.spm";
+  v.target_spm = dir / "target.spm";
+  const fs::path vocab_json = dir / "vocab.json", target_json = dir / (separate ? "target_vocab.json" : "vocab.json");
+  for (const auto& f : {v.source_spm, v.target_spm, vocab_json, target_json})
     if (!fs::exists(f))
       throw input_error(f.string(), 0, "not found: the import reads the opus-mt layout (source.spm, target.spm, "
-                                       "vocab.json); directories of `yoke export --format hf` have it since the "
-                                       "import exists (export older ones again)");
+                                       "vocab.json, and target_vocab.json with separate_vocabs); directories of "
+                                       "`yoke export --format hf` have it since the import exists (export older "
+                                       "ones again)");
   auto load = [](const fs::path& f) {
     try {
       return Vocab::load(f.string());
@@ -210,56 +253,42 @@ HfVocabulary read_vocabulary(const fs::path& dir, const HfConfig& c, const Confi
                        "cannot renumber the SentencePiece model itself");
     }
   };
-  const Vocab src = load(source), tgt = load(target);
-  if (const int at = first_difference(src, tgt); at >= 0)
-    throw input_error(target.string(), 0,
+  const Vocab src = load(v.source_spm), tgt = load(v.target_spm);
+  const int at = first_difference(src, tgt);
+  v.joint = at < 0;
+  if (!v.joint && !separate)
+    throw input_error(v.target_spm.string(), 0,
                       "differs from source.spm" +
                           (at < std::min(src.size(), tgt.size())
                                ? " at id " + std::to_string(at) + " (" + in_quotes(tgt.piece(at)) + ", " +
                                      in_quotes(src.piece(at)) + ")"
                                : " in size (" + std::to_string(tgt.size()) + ", " + std::to_string(src.size()) + ")") +
-                          ": separate source and target vocabularies over one embedding matrix. yoke's joint "
-                          "vocabulary is one SentencePiece model, and separate ones have a matrix each, each as "
-                          "large as its own vocabulary: neither computes this model");
-  const auto json = read_json(vocab_json.string());
-  if (!json.is_object()) throw input_error(vocab_json.string(), 0, "is not a JSON object of piece → row");
-  if (int64_t(json.size()) != c.vocab || int64_t(src.size()) != c.vocab)
+                          ", but tokenizer_config.json's separate_vocabs is not true: vocab.json would give both "
+                          "models' pieces its rows, and neither of yoke's vocabularies computes that");
+  if (!separate && src.size() != c.vocab)
     throw input_error(vocab_json.string(), 0,
-                      "has " + std::to_string(json.size()) + " pieces, source.spm " + std::to_string(src.size()) +
-                          ", and config.json's vocab_size is " + std::to_string(c.vocab) +
-                          ": every row of the embedding must be a SentencePiece piece and every piece a row (yoke's "
-                          "output layer has a row for each piece, and the softmax runs over all of them)");
-  std::vector<std::string> piece_of_row(size_t(c.vocab));
-  for (const auto& [piece, row] : json.items()) {
-    if (!row.is_number_integer() || row.get<int64_t>() < 0 || row.get<int64_t>() >= c.vocab)
-      throw input_error(vocab_json.string(), 0, "gives " + in_quotes(piece) + " the row " + row.dump() +
-                                                    ", not one of the embedding's 0.." + std::to_string(c.vocab - 1));
-    auto& seen = piece_of_row[size_t(row.get<int64_t>())];
-    if (!seen.empty())
-      throw input_error(vocab_json.string(), 0, "gives " + in_quotes(seen) + " and " + in_quotes(piece) + " the same row " +
-                                                    row.dump());
-    seen = piece;
-  }
-  for (int id = 0; id < src.size(); ++id) {
-    const std::string piece = src.piece(id);
-    if (!json.contains(piece))
-      throw input_error(vocab_json.string(), 0, "lacks " + in_quotes(piece) + ", id " + std::to_string(id) +
-                                                    " of source.spm: that piece would have no row");
-    v.rows.push_back(json.at(piece).get<int64_t>());
-  }
-  // The special ids config.json gives must be the rows of yoke's pieces: the decoder starts from
-  // <s> (Marian's opus-mt models start from <pad>), a sentence ends with </s>, padding is <pad>.
+                      "covers " + std::to_string(src.size()) + " of config.json's vocab_size " + std::to_string(c.vocab) +
+                          " rows: with one vocabulary for both sides every row must be a SentencePiece piece (the "
+                          "softmax runs over all of them)");
+  const PieceRows source = piece_rows(vocab_json, src, "source.spm", c.vocab);
+  const PieceRows target = separate ? piece_rows(target_json, tgt, "target.spm", c.vocab) : source;
+  v.source_rows = source.rows;
+  v.target_rows = target.rows;
+  // The special ids config.json gives must be the rows of the target's pieces: the decoder starts
+  // from <s> (Marian's opus-mt models start from <pad>), a sentence ends with </s>, padding is <pad>.
   const auto check = [&](const char* key, int64_t value, int yoke_id, const std::string& role) {
-    if (value == v.rows[size_t(yoke_id)]) return;
-    const std::string is = value < c.vocab ? " (vocab.json's " + in_quotes(piece_of_row[size_t(value)]) + ")" : "";
+    if (value == v.target_rows[size_t(yoke_id)]) return;
+    const std::string is = value < c.vocab && !target.piece_of_row[size_t(value)].empty()
+                               ? " (" + target_json.filename().string() + "'s " +
+                                     in_quotes(target.piece_of_row[size_t(value)]) + ")"
+                               : "";
     throw config.refuse(key, "is " + std::to_string(value) + is + ": yoke's " + role + " is " +
-                                 in_quotes(src.piece(yoke_id)) + ", row " + std::to_string(v.rows[size_t(yoke_id)]) +
-                                 " in vocab.json");
+                                 in_quotes(tgt.piece(yoke_id)) + ", row " + std::to_string(v.target_rows[size_t(yoke_id)]) +
+                                 " in " + target_json.filename().string());
   };
   check("pad_token_id", c.pad, Vocab::pad, "padding");
   check("eos_token_id", c.eos, Vocab::eos, "end of sentence");
   check("decoder_start_token_id", c.decoder_start, Vocab::bos, "first decoder input");
-  v.spm = source.string();
   return v;
 }
 
@@ -279,16 +308,17 @@ at::Tensor marian_positions(int64_t n, int64_t dim) {
   return table;
 }
 
-// The source, target and output matrices in vocab.json's row order, as transformers resolves them.
+// The source, target and output matrices in SentencePiece order (each side's rows), as
+// transformers resolves them.
 struct Matrices {
   at::Tensor source, target, output;
 };
 
-Matrices word_matrices(HfWeights& w, const HfConfig& c) {
+Matrices word_matrices(HfWeights& w, const HfConfig& c, const HfVocabulary& v) {
   const std::vector<int64_t> shape = {c.vocab, c.d};
   const std::string shared = "model.shared.weight", enc = "model.encoder.embed_tokens.weight",
                     dec = "model.decoder.embed_tokens.weight", head = "lm_head.weight";
-  Matrices m;
+  at::Tensor source, target, output;
   if (c.shared_inputs) {
     // One module under three names: transformers saves it once (model.shared) or under each.
     std::string first;
@@ -297,8 +327,8 @@ Matrices word_matrices(HfWeights& w, const HfConfig& c) {
       if (!t) continue;
       if (first.empty()) {
         first = name;
-        m.source = m.target = *t;
-      } else if (!at::equal(*t, m.source)) {
+        source = target = *t;
+      } else if (!at::equal(*t, source)) {
         throw input_error(w.path(), 0, "tensors '" + first + "' and '" + name + "' differ, but " + c.model_type +
                                            (c.model_type == kMarian ? " with share_encoder_decoder_embeddings" : "") +
                                            " reads one embedding for encoder and decoder: transformers would keep "
@@ -308,28 +338,40 @@ Matrices word_matrices(HfWeights& w, const HfConfig& c) {
     if (first.empty()) throw input_error(w.path(), 0, "lacks the word embedding ('" + shared + "')");
   } else {
     w.ignore(shared);  // transformers' Marian has no shared module then, and skips the tensor
-    m.source = w.get(enc, shape);
-    m.target = w.get(dec, shape);
+    source = w.get(enc, shape);
+    target = w.get(dec, shape);
   }
   if (c.tied_output) {
-    if (const auto u = w.maybe(head, shape); u && !at::equal(*u, m.target))
+    if (const auto u = w.maybe(head, shape); u && !at::equal(*u, target))
       throw input_error(w.path(), 0, "tensor '" + head + "' differs from the decoder's input embedding, but "
                                      "config.json's tie_word_embeddings (true unless it says otherwise) has "
                                      "transformers replace it by that embedding");
-    m.output = m.target;
+    output = target;
   } else {
-    m.output = w.get(head, shape);
+    output = w.get(head, shape);
   }
-  if (const auto bias = w.maybe("final_logits_bias", {1, c.vocab}); bias && bias->ne(0).any().item<bool>())
-    throw input_error(w.path(), 0, "tensor 'final_logits_bias' is not zero: yoke's dot-product output layer has no "
-                                   "bias (its distance estimator's −½‖w‖² is computed from the weights, not stored), "
-                                   "so the logits would differ");
-  return m;
+  // yoke's dot-product output layer has no bias (its distance estimator's −½‖w‖² is computed from
+  // the weights, not stored): zero on the target's rows, and −inf on any other row (a source block,
+  // python/yoke_hf.py), which the model then never emits, as yoke cannot.
+  const at::Tensor target_rows = at::tensor(v.target_rows, at::kLong);
+  auto bias = w.maybe("final_logits_bias", {1, c.vocab}).value_or(at::zeros({1, c.vocab}))[0];
+  auto emitted = at::zeros({c.vocab}, at::kBool).index_fill_(0, target_rows, true);
+  if (bias.index_select(0, target_rows).ne(0).any().item<bool>())
+    throw input_error(w.path(), 0, "tensor 'final_logits_bias' is not zero on the target's rows: yoke's "
+                                   "dot-product output layer has no bias (its distance estimator's −½‖w‖² is "
+                                   "computed from the weights, not stored), so the logits would differ");
+  if (const auto other = bias.masked_select(emitted.logical_not()); !other.eq(-INFINITY).all().item<bool>())
+    throw input_error(w.path(), 0, "tensor 'final_logits_bias' is not −inf on the " + std::to_string(other.numel()) +
+                                   " rows that are no piece of target.spm: the model can emit them, and yoke's output "
+                                   "layer has a row for each target piece only");
+  const at::Tensor source_rows = at::tensor(v.source_rows, at::kLong);
+  return {source.index_select(0, source_rows), target.index_select(0, target_rows), output.index_select(0, target_rows)};
 }
 
 // The matrices that are equal bit for bit are one parameter in yoke: the tie that says so.
 Tie tie_of(const Matrices& m) {
-  const bool st = at::equal(m.source, m.target), tu = at::equal(m.target, m.output);
+  const bool st = m.source.sizes() == m.target.sizes() && at::equal(m.source, m.target),
+             tu = at::equal(m.target, m.output);
   if (st) return tu ? Tie::all : Tie::src_tgt;
   return tu ? Tie::decoder : Tie::none;  // source = output alone has no scheme: three matrices
 }
@@ -409,27 +451,25 @@ ExportResult import_hf(const std::string& hf_dir, const std::string& out, bool r
   HfWeights w(r.from, hf.model_type);
   const HfVocabulary vocab = read_vocabulary(dir, hf, config_file);
 
-  const Matrices m = word_matrices(w, hf);
+  // Rows in SentencePiece order: yoke's id i reads the row vocab.json (target_vocab.json) gives its piece.
+  const Matrices m = word_matrices(w, hf, vocab);
   const Tie tie = tie_of(m);
   const auto [positions, position_kind] = position_table(w, hf);
   std::map<std::string, at::Tensor> t;
-  // Rows in SentencePiece order: yoke's id i reads the row vocab.json gives its piece.
-  const at::Tensor rows = at::tensor(vocab.rows, at::kLong);
-  auto in_yoke_order = [&](const at::Tensor& matrix) { return matrix.index_select(0, rows); };
   switch (tie) {
-    case Tie::all: t["embeddings.shared.weight"] = in_yoke_order(m.source); break;
+    case Tie::all: t["embeddings.shared.weight"] = m.source; break;
     case Tie::src_tgt:
-      t["embeddings.shared.weight"] = in_yoke_order(m.source);
-      t["embeddings.output.weight"] = in_yoke_order(m.output);
+      t["embeddings.shared.weight"] = m.source;
+      t["embeddings.output.weight"] = m.output;
       break;
     case Tie::decoder:
-      t["embeddings.source.weight"] = in_yoke_order(m.source);
-      t["embeddings.target.weight"] = in_yoke_order(m.target);
+      t["embeddings.source.weight"] = m.source;
+      t["embeddings.target.weight"] = m.target;
       break;
     default:
-      t["embeddings.source.weight"] = in_yoke_order(m.source);
-      t["embeddings.target.weight"] = in_yoke_order(m.target);
-      t["embeddings.output.weight"] = in_yoke_order(m.output);
+      t["embeddings.source.weight"] = m.source;
+      t["embeddings.target.weight"] = m.target;
+      t["embeddings.output.weight"] = m.output;
   }
   t["positions"] = positions;
   for (int64_t i = 0; i < hf.encoder_layers; ++i)
@@ -445,8 +485,9 @@ ExportResult import_hf(const std::string& hf_dir, const std::string& out, bool r
   Config c;
   c.task = Task::translate;
   c.arch = Arch::transformer;
-  c.src_vocab_size = c.tgt_vocab_size = int(hf.vocab);
-  c.joint_vocab = true;
+  c.src_vocab_size = int(vocab.source_rows.size());
+  c.tgt_vocab_size = int(vocab.target_rows.size());
+  c.joint_vocab = vocab.joint;
   c.encoder_layers = int(hf.encoder_layers);
   c.decoder_layers = int(hf.decoder_layers);
   c.d_model = int(hf.d);
@@ -479,10 +520,16 @@ ExportResult import_hf(const std::string& hf_dir, const std::string& out, bool r
   r.tensors = state.size();
 
   StagedDirectory staged(out, replace, "yoke import", {{"--model", hf_dir}});
-  std::error_code ec;
-  fs::copy_file(vocab.spm, fs::path(staged.path()) / "spm.model", ec);
-  if (ec) throw RunError("cannot copy " + vocab.spm + " to " + (fs::path(out) / "spm.model").string() + ": " + ec.message());
-  r.files = {"spm.model"};
+  // yoke's vocabulary files (text/vocab_files.h): one model, or one a side.
+  std::vector<std::pair<fs::path, std::string>> copies = {{vocab.source_spm, "spm.model"}};
+  if (!vocab.joint) copies = {{vocab.source_spm, "spm.src.model"}, {vocab.target_spm, "spm.tgt.model"}};
+  for (const auto& [from, name] : copies) {
+    std::error_code ec;
+    fs::copy_file(from, fs::path(staged.path()) / name, ec);
+    if (ec)
+      throw RunError("cannot copy " + from.string() + " to " + (fs::path(out) / name).string() + ": " + ec.message());
+    r.files.push_back(name);
+  }
   ck.meta = {{"config", c.to_json()},
              {"vocab", vocab_checksums(staged.path())},
              {"imported", {{"from", r.from}, {"format", "hf"}, {"model_type", hf.model_type}}}};

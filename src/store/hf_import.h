@@ -9,9 +9,14 @@
 //   source.spm, target.spm, vocab.json
 //                        SentencePiece models with yoke's special ids (text/vocab.h) and the
 //                        piece → row map of the embedding; rows are permuted into SentencePiece order
-//   tokenizer_config.json  (optional) separate_vocabs is refused
+//   tokenizer_config.json, target_vocab.json
+//                        with separate_vocabs, the target's pieces have rows of their own
+//                        (target_vocab.json; the rows no target piece has must be −inf in
+//                        final_logits_bias): separate vocabularies, or one with two input tables,
+//                        as `yoke export --format hf` writes them (store/hf_export.h)
 // and writes checkpoint_best.ykp (weights only: the config, output = dot, the tie the tensors'
-// equality says) and spm.model, so that translate, inspect and train --init_from read it.
+// equality says) and spm.model (or spm.src.model and spm.tgt.model), so that translate, inspect and
+// train --init_from read it.
 // Whatever yoke's Transformer cannot compute as the architecture does is refused, naming the file
 // and the key or tensor, before anything is written.
 #pragma once

@@ -1,7 +1,8 @@
 // Small random models of every setting the export covers (each tie scheme, estimator, factored
 // and shared-private matrices, the three archs, cross_layer, language models), as model
-// directories on data_dir()'s vocabulary: what the safetensors (test_export.cpp) and ONNX
-// (test_onnx.cpp) exports are checked on.
+// directories on data_dir()'s vocabulary (or another's: separate_data() has one a side): what the
+// safetensors (test_export.cpp), ONNX (test_onnx.cpp), Hugging Face and CTranslate2 exports are
+// checked on.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -118,6 +119,23 @@ inline fs::path model_dir(const Setting& s, const fs::path& data = data_dir(), c
   put_model_weights(ck, module_state(*model));
   save_checkpoint((dir / "checkpoint_best.ykp").string(), ck);
   return dir;
+}
+
+// A prepared copy of data_dir()'s corpus with one vocabulary per side, and its word pairs.
+struct SeparateData {
+  fs::path data, pairs;
+};
+inline const SeparateData& separate_data() {
+  static const SeparateData d = [] {
+    data_dir();  // writes the corpus
+    PrepareOptions p = synthetic_prepare_options((work_dir() / "corpus").string(), (work_dir() / "sep-data").string());
+    p.joint = false;
+    p.vocab_size = 120;
+    std::ostringstream log;
+    prepare_data(p, log);
+    return SeparateData{p.out_dir, make_pairs(p.out_dir, work_dir() / "sep-pairs.tsv")};
+  }();
+  return d;
 }
 
 }  // namespace yoke::test

@@ -27,8 +27,10 @@ inline void multi30k_head(const fs::path& from, size_t n, const fs::path& out) {
   for (size_t i = 0; i < n && i < lines.size(); ++i) f << lines[i] << "\n";
 }
 
-// Prepared and trained under work_dir()/`name`-*; `train_args` are added to the training command.
-inline Multi30kSmall multi30k_small_model(const std::string& name, const std::vector<std::string>& train_args = {}) {
+// Prepared and trained under work_dir()/`name`-*; `train_args` are added to the training command;
+// `joint` = false gives each side a vocabulary of 1000 (spm.src.model, spm.tgt.model).
+inline Multi30kSmall multi30k_small_model(const std::string& name, const std::vector<std::string>& train_args = {},
+                                          bool joint = true) {
   const fs::path m30k = fs::path(YOKE_SHARED_DIR) / "data/multi30k";
   if (!fs::exists(m30k / "train.en.gz")) return {};
   const auto corpus = work_dir() / (name + "-corpus");
@@ -48,6 +50,7 @@ inline Multi30kSmall multi30k_small_model(const std::string& name, const std::ve
   p.test_names = {"flickr"};
   p.out_dir = (work_dir() / (name + "-data")).string();
   p.vocab_size = 1000;
+  p.joint = joint;
   p.threads = 1;
   std::ostringstream prepare_log;
   prepare_data(p, prepare_log);

@@ -82,23 +82,6 @@ std::string refusal(const Config& c) {
   }
 }
 
-// A prepared copy of data_dir()'s corpus with one vocabulary per side, and its word pairs.
-struct SeparateData {
-  fs::path data, pairs;
-};
-const SeparateData& separate_data() {
-  static const SeparateData d = [] {
-    data_dir();  // writes the corpus
-    PrepareOptions p = synthetic_prepare_options((work_dir() / "corpus").string(), (work_dir() / "ct2-sep-data").string());
-    p.joint = false;
-    p.vocab_size = 120;
-    std::ostringstream log;
-    prepare_data(p, log);
-    return SeparateData{p.out_dir, make_pairs(p.out_dir, work_dir() / "ct2-sep-pairs.tsv")};
-  }();
-  return d;
-}
-
 // Every setting the specs hold: export_models.h's (less the convolutions), their post-norm twins,
 // separate vocabularies, learned positions and direct bridging (whose W decoding does not read).
 struct Case {

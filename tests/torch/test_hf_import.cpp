@@ -1,8 +1,8 @@
 // `yoke import --format hf` (store/hf_import.h): yoke → Hugging Face → yoke round trips through the
-// exporter (python/yoke_hf.py, Marian and Blenderbot) give back the same tensors, bit for bit, and
-// `yoke translate` gives the same bytes; a vocab.json in another order is mapped back; what yoke's
-// Transformer does not compute is refused by name with nothing written; the imported directory
-// fine-tunes (train --init_from) and inspects.
+// exporter (python/yoke_hf.py, Marian and Blenderbot, joint and separate vocabularies) give back the
+// same tensors, bit for bit, and `yoke translate` gives the same bytes; a vocab.json in another
+// order is mapped back; what yoke's Transformer does not compute is refused by name with nothing
+// written; the imported directory fine-tunes (train --init_from) and inspects.
 // The round trips through the exporter need Debian's python3-torch, python3-onnx and
 // python3-sentencepiece (skipped, saying so, without them); the others build their Hugging Face
 // directories here (write_hf_dir: the same names and config keys, for dot-product models).
@@ -191,17 +191,32 @@ void expect_same_model(const fs::path& original, const fs::path& imported, const
   EXPECT_EQ(translate(imported, {"--scores"}), expected) << what;
 }
 
+// Post-norm settings become Marian, pre-norm ones Blenderbot; `separate`: on separate_data()'s
+// vocabularies (the source's and the target's tables in one, python/yoke_hf.py's hf_tensors, as for
+// a pre-norm model with tie none or decoder).
+struct RoundTrip {
+  Setting setting;
+  bool separate = false;
+  fs::path model() const {
+    return separate ? model_dir(setting, separate_data().data, separate_data().pairs) : model_dir(setting);
+  }
+};
+
 Setting with(const std::string& name, std::function<void(Config&)> set) { return {name, std::move(set)}; }
 
-// Post-norm settings become Marian, pre-norm ones with one input embedding Blenderbot.
-std::vector<Setting> round_trip_settings() {
+// The first is the default config (separate vocabularies, tie = decoder, pre-norm), which goes
+// through the commands.
+std::vector<RoundTrip> round_trip_settings() {
   return {
-      with("hf-post-none", [](Config& c) { c.norm = Norm::post, c.tie = Tie::none; }),
-      with("hf-post-decoder-unscaled", [](Config& c) { c.norm = Norm::post, c.tie = Tie::decoder, c.embed_scale = EmbedScale::one; }),
-      with("hf-post-srctgt-learned", [](Config& c) { c.norm = Norm::post, c.tie = Tie::src_tgt, c.positions = Positions::learned; }),
-      with("hf-post-all-crosslayer", [](Config& c) { c.norm = Norm::post, c.tie = Tie::all, c.cross_layer = true; }),
-      with("hf-pre-all", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::all; }),
-      with("hf-pre-srctgt-learned", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::src_tgt, c.positions = Positions::learned; }),
+      {with("hf-sep-pre-decoder", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::decoder; }), true},
+      {with("hf-sep-post-none", [](Config& c) { c.norm = Norm::post, c.tie = Tie::none; }), true},
+      {with("hf-post-none", [](Config& c) { c.norm = Norm::post, c.tie = Tie::none; })},
+      {with("hf-post-decoder-unscaled", [](Config& c) { c.norm = Norm::post, c.tie = Tie::decoder, c.embed_scale = EmbedScale::one; })},
+      {with("hf-post-srctgt-learned", [](Config& c) { c.norm = Norm::post, c.tie = Tie::src_tgt, c.positions = Positions::learned; })},
+      {with("hf-post-all-crosslayer", [](Config& c) { c.norm = Norm::post, c.tie = Tie::all, c.cross_layer = true; })},
+      {with("hf-pre-all", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::all; })},
+      {with("hf-pre-srctgt-learned", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::src_tgt, c.positions = Positions::learned; })},
+      {with("hf-pre-none", [](Config& c) { c.norm = Norm::pre, c.tie = Tie::none; })},
   };
 }
 
@@ -285,9 +300,10 @@ fs::path other_spm() {
 }  // namespace
 
 // yoke → Hugging Face (python/yoke_hf.py) → yoke on both architectures: Marian with every tie
-// scheme, unscaled embeddings, learned positions and cross_layer; Blenderbot with tie all and
-// src-tgt. One exporter process writes all but the first model, which goes through `yoke export
-// --format hf` and comes back through `yoke import --format hf`.
+// scheme, unscaled embeddings, learned positions and cross_layer; Blenderbot with every tie; both
+// with separate vocabularies. One exporter process writes all but the first model (the default
+// config), which goes through `yoke export --format hf` and comes back through `yoke import
+// --format hf`. A directory of two tables whose source rows could be emitted is refused.
 TEST(HfImport, RoundTripsThroughTheExporterGiveTheSameWeightsAndTranslations) {
   if (!python_can_export())
     GTEST_SKIP() << YOKE_PYTHON << " cannot import torch, onnx and sentencepiece (Debian: python3-torch python3-onnx "
@@ -296,11 +312,11 @@ TEST(HfImport, RoundTripsThroughTheExporterGiveTheSameWeightsAndTranslations) {
   std::string batch = std::string(YOKE_PYTHON) + " " + YOKE_SOURCE_DIR + "/python/yoke_hf.py";
   const auto log = work_dir() / "hf-roundtrip.log";
   for (size_t i = 1; i < settings.size(); ++i) {
-    const auto& s = settings[i];
+    const auto& s = settings[i].setting;
     const auto st = work_dir() / (s.name + "-st"), hf = work_dir() / (s.name + "-hf");
     fs::remove_all(st);
     fs::remove_all(hf);
-    export_model(model_dir(s).string(), st.string());
+    export_model(settings[i].model().string(), st.string());
     Config c;
     s.set(c);
     batch += std::string(" ") + (c.norm == Norm::post ? "marian" : "blenderbot") + " '" + st.string() + "' '" +
@@ -308,22 +324,29 @@ TEST(HfImport, RoundTripsThroughTheExporterGiveTheSameWeightsAndTranslations) {
   }
   ASSERT_EQ(std::system((batch + " 2>'" + log.string() + "'").c_str()), 0) << slurp(log);
   const auto& first = settings.front();
-  const auto first_hf = work_dir() / (first.name + "-hf");
+  const auto first_hf = work_dir() / (first.setting.name + "-hf");
   fs::remove_all(first_hf);
-  ASSERT_EQ(run({YOKE_BINARY, "export", "--model", model_dir(first).string(), "--out", first_hf.string(), "--format",
+  ASSERT_EQ(run({YOKE_BINARY, "export", "--model", first.model().string(), "--out", first_hf.string(), "--format",
                  "hf"}, log), 0)
       << slurp(log);
-  for (const auto& s : settings) {
+  for (const auto& k : settings) {
+    const auto& s = k.setting;
     const auto hf = work_dir() / (s.name + "-hf"), back = work_dir() / (s.name + "-back");
     for (const char* f : {"source.spm", "target.spm", "vocab.json"}) EXPECT_TRUE(fs::exists(hf / f)) << s.name << ": " << f;
-    if (&s == &first) {
+    if (&k == &first) {
       ASSERT_EQ(import_hf_cli(hf, back, log), 0) << s.name << "\n" << slurp(log);
       EXPECT_NE(slurp(log).find("imported "), std::string::npos) << slurp(log);
     } else {
       import_here(hf, back);
     }
     expect_same_model(work_dir() / ("export-model-" + s.name), back, s.name);
+    EXPECT_EQ(config_of(back).joint_vocab, !k.separate) << s.name;
   }
+  expect_refused(changed_copy(first_hf, "emits-source",
+                              [&](const fs::path& d) {
+                                edit_tensors(d, [](auto& t) { t.at("final_logits_bias").zero_(); });
+                              }),
+                 "tensor 'final_logits_bias' is not −inf on the", "emits-source");
 }
 
 // The mapping without Python: the directory write_hf_dir makes comes back as the model it came
@@ -430,7 +453,7 @@ TEST(HfImport, WhatYokeCannotComputeIsRefusedByNameAndNothingIsWritten) {
   expect_refused(vocab("lacks", [&](auto& j) { j["not-a-piece"] = j.at(piece); j.erase(piece); }),
                  "vocab.json: lacks '" + piece + "', id 10 of source.spm", "lacks");
   expect_refused(vocab("same-row", [&](auto& j) { j[piece] = j.at(v.piece(11)); }), "the same row 11", "same-row");
-  expect_refused(vocab("size", [&](auto& j) { j["extra"] = v.size(); }), "every row of the embedding must be", "size");
+  expect_refused(vocab("size", [&](auto& j) { j["extra"] = v.size(); }), "every piece must have a row", "size");
 
   expect_refused(changed_copy(hf, "separate",
                               [&](const fs::path& d) {
@@ -448,7 +471,7 @@ TEST(HfImport, WhatYokeCannotComputeIsRefusedByNameAndNothingIsWritten) {
                               [&](const fs::path& d) {
                                 edit_json(d / "tokenizer_config.json", [](auto& j) { j["separate_vocabs"] = true; });
                               }),
-                 "\"separate_vocabs\" is true", "separate-vocabs");
+                 "target_vocab.json: not found", "separate-vocabs");
   expect_refused(changed_copy(hf, "pickle",
                               [&](const fs::path& d) {
                                 fs::rename(d / "model.safetensors", d / "pytorch_model.bin");
