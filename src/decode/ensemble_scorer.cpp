@@ -16,18 +16,10 @@ at::Tensor without_pad_and_bos(at::Tensor scores) {
 
 }  // namespace
 
-EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, int64_t copies, const SearchOptions& o)
-    : ensemble_(e) {
-  at::Tensor expand;
-  if (copies > 1)
-    expand = at::arange(src.size(0), at::TensorOptions(at::kLong).device(src.device())).repeat_interleave(copies);
+EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, const SearchOptions& o) : ensemble_(e) {
   if (o.shortlist) shortlist_ = o.shortlist->targets_for(src);
   for (auto* m : e.models) {
     auto enc = m->encode(src);
-    if (expand.defined()) {
-      enc.memory = enc.memory.index_select(0, expand);
-      enc.mask = enc.mask.index_select(0, expand);
-    }
     states_.push_back(m->start(&enc));
     if (shortlist_.defined()) {
       auto affine = m->embeddings->affine_logits();

@@ -12,8 +12,9 @@ namespace yoke {
 
 class EnsembleScorer {
  public:
-  // Every source row is repeated `copies` times (one row per hypothesis of a beam).
-  EnsembleScorer(const Ensemble& e, const at::Tensor& src, int64_t copies, const SearchOptions& o);
+  // One row per source row; a beam's select() gives each hypothesis its row (the memory's keys and
+  // values stay one per sentence: on the CPU the rows are read by index, KeyValues::keep_rows).
+  EnsembleScorer(const Ensemble& e, const at::Tensor& src, const SearchOptions& o);
 
   // The weighted mean of the models' log-probabilities of the next token [rows, V]; pad and bos
   // (and, under a shortlist, every id outside it) are -inf.

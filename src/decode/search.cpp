@@ -101,7 +101,7 @@ std::vector<std::vector<int>> greedy_search(const Ensemble& model, const at::Ten
   at::NoGradGuard no_grad;
   const int64_t n = src.size(0);
   const LengthLimit limit(src, opts, max_positions(model));
-  EnsembleScorer scorer(model, src, 1, opts);
+  EnsembleScorer scorer(model, src, opts);
   std::vector<std::vector<int>> out(n);
   std::vector<int64_t> rows(n);  // row -> sentence
   std::iota(rows.begin(), rows.end(), 0);
@@ -151,7 +151,10 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   const PrefixForcing prefixes(guides);
   ConstraintSearch constraints(guides, n, k);
   AlignmentRecorder alignment(opts.alignment, src, n * k);
-  EnsembleScorer scorer(model, src, k, opts);  // every sentence's encoder output repeated k times
+  // The first step has one live hypothesis a sentence (the others score -inf): it runs on one row
+  // per sentence, its scores spread to the sentence's k rows, and the first selection gives each
+  // hypothesis a row of the model's state.
+  EnsembleScorer scorer(model, src, opts);
 
   std::vector<std::vector<Hypothesis>> finished(n);
   std::vector<int64_t> active(n);  // active[i] = sentence of rows [i·k, (i+1)·k)
@@ -159,12 +162,18 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   std::vector<std::vector<int>> hist(n * k);
   std::vector<float> score_v(n * k, kNegInf);
   for (int64_t i = 0; i < n; ++i) score_v[i * k] = 0;  // at the start only one live beam
-  auto tokens = at::full({n * k}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
+  auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
+  const auto spread = at::arange(n, at::TensorOptions(at::kLong).device(device)).repeat_interleave(k);
 
   for (int64_t t = 0; !active.empty(); ++t) {
     auto lp = scorer.log_probs(tokens);
+    at::Tensor attention = scorer.attention();
+    if (t == 0) {
+      lp = lp.index_select(0, spread);
+      if (attention.defined()) attention = attention.index_select(0, spread);
+    }
     const int64_t vocab = lp.size(1);
-    alignment.observe(scorer.attention());
+    alignment.observe(attention);
     forced_tokens(active, k, t, limit, prefixes).apply(lp);
     // Each sentence's 2k best continuations: k of them may end.
     const auto top = best_candidates(lp, score_v, k, 2 * k);
@@ -220,7 +229,11 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
     }
     if (next_active.empty()) break;
     // next_active keeps active's order, so the same size means the same sentences in each block.
-    scorer.select(index_tensor(parents, device), next_active.size() == active.size());
+    // The first step's state has a row per sentence, not per hypothesis.
+    std::vector<int64_t> state_rows = parents;
+    if (t == 0)
+      for (auto& r : state_rows) r /= k;
+    scorer.select(index_tensor(state_rows, device), t > 0 && next_active.size() == active.size());
     constraints.advance(parents, next_tokens, next_sentences);
     alignment.advance(parents, next_sentences);
     tokens = index_tensor(next_tokens, device);
@@ -242,7 +255,7 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& model, const 
   const LengthLimit limit(src, opts, max_positions(model), rows_in);
   const PrefixForcing prefixes(rows_in);
   TokenSampler sampler(opts);
-  EnsembleScorer scorer(model, src, 1, opts);
+  EnsembleScorer scorer(model, src, opts);
   std::vector<std::vector<Hypothesis>> out(n, std::vector<Hypothesis>(1));
   std::vector<std::mt19937_64> rng;
   for (const auto& r : rows_in) rng.push_back(TokenSampler::rng_for(opts.seed, r.index));
