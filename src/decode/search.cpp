@@ -163,12 +163,12 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   std::vector<float> score_v(n * k, kNegInf);
   for (int64_t i = 0; i < n; ++i) score_v[i * k] = 0;  // at the start only one live beam
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
-  const auto spread = at::arange(n, at::TensorOptions(at::kLong).device(device)).repeat_interleave(k);
 
   for (int64_t t = 0; !active.empty(); ++t) {
     auto lp = scorer.log_probs(tokens);
     at::Tensor attention = scorer.attention();
-    if (t == 0) {
+    if (t == 0 && k > 1) {
+      const auto spread = at::arange(n, at::TensorOptions(at::kLong).device(device)).repeat_interleave(k);
       lp = lp.index_select(0, spread);
       if (attention.defined()) attention = attention.index_select(0, spread);
     }

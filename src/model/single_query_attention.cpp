@@ -12,6 +12,15 @@ namespace {
 // register in the AVX clone below. The operations are element-wise, so both give the same bits.
 typedef float Floats8 __attribute__((vector_size(32)));
 
+// The end of dot() below: lane i + lane i+4, then (0 + 2) + (1 + 3), then the products of the
+// tail from `j` to n in order.
+inline float lanes_and_tail(const Floats8& s, const float* a, const float* b, int64_t j, int64_t n) {
+  const float t0 = s[0] + s[4], t1 = s[1] + s[5], t2 = s[2] + s[6], t3 = s[3] + s[7];
+  float sum = (t0 + t2) + (t1 + t3);
+  for (; j < n; ++j) sum += a[j] * b[j];
+  return sum;
+}
+
 // Σ a·b in one fixed order, whatever the instruction set: eight running sums (lanes) over blocks
 // of eight, then lane i + lane i+4, then (0 + 2) + (1 + 3), then the tail in order. No fused
 // multiply-add (no clone below enables FMA), so every machine rounds each product the same way
@@ -25,10 +34,7 @@ inline float dot(const float* a, const float* b, int64_t n) {
     std::memcpy(&y, b + j, sizeof y);
     s += x * y;
   }
-  const float t0 = s[0] + s[4], t1 = s[1] + s[5], t2 = s[2] + s[6], t3 = s[3] + s[7];
-  float sum = (t0 + t2) + (t1 + t3);
-  for (; j < n; ++j) sum += a[j] * b[j];
-  return sum;
+  return lanes_and_tail(s, a, b, j, n);
 }
 
 // dot() of one query with four keys at once: the same sums in the same order for each, four
@@ -49,15 +55,10 @@ inline void dot4(const float* a, const float* b0, const float* b1, const float* 
     s2 += x * y2;
     s3 += x * y3;
   }
-  const Floats8* s[4] = {&s0, &s1, &s2, &s3};
-  const float* b[4] = {b0, b1, b2, b3};
-  for (int i = 0; i < 4; ++i) {
-    const Floats8& v = *s[i];
-    const float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
-    float sum = (t0 + t2) + (t1 + t3);
-    for (int64_t k = j; k < n; ++k) sum += a[k] * b[i][k];
-    out[i] = sum;
-  }
+  out[0] = lanes_and_tail(s0, a, b0, j, n);
+  out[1] = lanes_and_tail(s1, a, b1, j, n);
+  out[2] = lanes_and_tail(s2, a, b2, j, n);
+  out[3] = lanes_and_tail(s3, a, b3, j, n);
 }
 
 // out = Σ_t w[t]·v_t over n floats, t in order from a zero start: each element's sum is the same
@@ -100,7 +101,7 @@ __attribute__((target_clones("avx", "default")))
 #endif
 void attend(const Rows& a) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
-  std::vector<float> score(size_t(a.len > 0 ? a.len : 1)), weight(score.size());
+  std::vector<float> score(size_t(a.len > 0 ? a.len : 1));
   for (int64_t b = 0; b < a.rows; ++b) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
@@ -123,8 +124,8 @@ void attend(const Rows& a) {
       float total = 0;
       for (t = 0; t < a.len; ++t) total += (score[size_t(t)] = std::exp(score[size_t(t)] - top));
       const float inv = 1.0f / total;
-      for (t = 0; t < a.len; ++t) weight[size_t(t)] = score[size_t(t)] * inv;
-      weighted_sum(weight.data(), a.len, vh, a.v_pos, a.out + b * a.dim + h * a.dh, a.dh);
+      for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
+      weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + b * a.dim + h * a.dh, a.dh);
     }
   }
 }

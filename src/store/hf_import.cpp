@@ -198,7 +198,6 @@ struct PieceRows {
 
 PieceRows piece_rows(const fs::path& map_file, const Vocab& spm, const std::string& spm_name, int64_t vocab_size) {
   const auto json = read_json(map_file.string());
-  const std::string name = map_file.filename().string();
   if (!json.is_object()) throw input_error(map_file.string(), 0, "is not a JSON object of piece → row");
   if (int64_t(json.size()) != spm.size() || spm.size() > vocab_size)
     throw input_error(map_file.string(), 0,
