@@ -4,8 +4,8 @@
     python3 python/yoke_ct2.py translate DIR [--input FILE] [--beam N] [--lenpen A] [--max-len-a A]
                                [--max-len-b B] [--compute-type float32|int8] [--inter-threads N]
                                [--intra-threads N] [--batch N] [--max-decoding-length N] [--lengths FILE]
-    python3 python/yoke_ct2.py score DIR PAIRS OUT    # log-probs of given targets (tests)
-    python3 python/yoke_ct2.py resave DIR OUT         # model.bin again through CTranslate2's own writer (tests)
+    python3 python/yoke_ct2.py score DIR PAIRS OUT [DIR PAIRS OUT ...]   # log-probs of given targets (tests)
+    python3 python/yoke_ct2.py resave DIR OUT [DIR OUT ...]   # model.bin again through CTranslate2's own writer (tests)
 
 translate: text in (one sentence a line, SentencePiece-encoded with DIR's model), text out, as
 `yoke translate` prints it. Each sentence gets yoke's length limit, trunc(a·(subwords + 1) + b)
@@ -19,6 +19,9 @@ score (for tests/torch/test_ctranslate2_export.cpp): PAIRS has one line per pair
 (yoke ids without bos/eos; a language model's lines are one column: the ids after the start token,
 which is bos); OUT gets per line the log-probabilities of the target tokens and eos, from
 Translator.score_batch (Generator.score_batch for a language model).
+
+score and resave take several models in one call: the test checks two dozen, and each process
+spends a second importing CTranslate2. A model that fails stops the call, naming it.
 
 resave (for the same test): rebuilds the model's TransformerSpec from the variables of DIR/model.bin
 and saves it with CTranslate2's own code (spec.validate, spec.optimize, spec.save): a directory
@@ -37,6 +40,7 @@ import re
 import struct
 import sys
 import time
+import traceback
 
 
 def import_ctranslate2():
@@ -134,21 +138,21 @@ def vocabulary(model_dir, name):
         return json.load(f)
 
 
-def score(args):
+def score(model, pairs, out):
     ct2 = import_ctranslate2()
-    config = read_config(args.model)
-    src_vocab, tgt_vocab = vocabulary(args.model, "source"), vocabulary(args.model, "target")
-    rows = [line.split("\t") for line in open(args.pairs, encoding="utf-8").read().splitlines()]
+    config = read_config(model)
+    src_vocab, tgt_vocab = vocabulary(model, "source"), vocabulary(model, "target")
+    rows = [line.split("\t") for line in open(pairs, encoding="utf-8").read().splitlines()]
     as_tokens = lambda ids, vocab: [vocab[int(i)] for i in ids.split()]
     if config.get("yoke", {}).get("task") == "lm":
-        generator = ct2.Generator(args.model, device="cpu", intra_threads=1)
+        generator = ct2.Generator(model, device="cpu", intra_threads=1)
         tokens = [[config["bos_token"]] + as_tokens(r[0], tgt_vocab) + [config["eos_token"]] for r in rows]
         results = generator.score_batch(tokens)
     else:
-        translator = ct2.Translator(args.model, device="cpu", intra_threads=1)
+        translator = ct2.Translator(model, device="cpu", intra_threads=1)
         results = translator.score_batch([as_tokens(r[0], src_vocab) for r in rows],
                                          [as_tokens(r[1], tgt_vocab) for r in rows])
-    with open(args.out, "w", encoding="utf-8") as f:
+    with open(out, "w", encoding="utf-8") as f:
         for r in results:
             f.write(" ".join(f"{p:.9g}" for p in r.log_probs) + "\n")
 
@@ -194,11 +198,11 @@ def read_model_bin(path):
     return version, spec, revision, variables
 
 
-def resave(args):
+def resave(model, out):
     import_ctranslate2()
     from ctranslate2.specs import model_spec, transformer_spec
-    config = read_config(args.model)
-    version, name, revision, variables = read_model_bin(os.path.join(args.model, "model.bin"))
+    config = read_config(model)
+    version, name, revision, variables = read_model_bin(os.path.join(model, "model.bin"))
     assert version == model_spec.CURRENT_BINARY_VERSION, version
     layers = lambda stack: len({k.split("/")[1] for k in variables if re.match(stack + r"/layer_\d+/", k)})
     pre_norm = bool(variables["decoder/pre_norm"])
@@ -225,14 +229,26 @@ def resave(args):
     for key, value in config.items():
         spec.config.add_attribute(key, value)
     if name == "TransformerDecoderSpec":
-        spec.register_vocabulary(vocabulary(args.model, "target"))
+        spec.register_vocabulary(vocabulary(model, "target"))
     else:
-        spec.register_source_vocabulary(vocabulary(args.model, "source"))
-        spec.register_target_vocabulary(vocabulary(args.model, "target"))
+        spec.register_source_vocabulary(vocabulary(model, "source"))
+        spec.register_target_vocabulary(vocabulary(model, "target"))
     spec.validate()  # every variable the spec requires is set
     spec.optimize(quantization=None)
-    os.makedirs(args.out, exist_ok=True)
-    spec.save(args.out)
+    os.makedirs(out, exist_ok=True)
+    spec.save(out)
+
+
+def each_model(command, function, paths, group):
+    """function(*paths[i:i + group]) for each group; the first failure ends the call naming its model."""
+    if len(paths) % group:
+        sys.exit(f"yoke_ct2.py {command}: {len(paths)} paths do not make groups of {group} (see --help)")
+    for i in range(0, len(paths), group):
+        try:
+            function(*paths[i:i + group])
+        except Exception:
+            traceback.print_exc()
+            sys.exit(f"yoke_ct2.py {command}: {paths[i]} failed (above)")
 
 
 def main():
@@ -252,14 +268,15 @@ def main():
     t.add_argument("--batch", type=int, default=32)
     t.add_argument("--lengths", help="write per sentence its limit and its translation's tokens (without eos)")
     s = sub.add_parser("score")
-    s.add_argument("model")
-    s.add_argument("pairs")
-    s.add_argument("out")
+    s.add_argument("paths", nargs="+", metavar="DIR PAIRS OUT", help="one or more triples")
     r = sub.add_parser("resave")
-    r.add_argument("model")
-    r.add_argument("out")
+    r.add_argument("paths", nargs="+", metavar="DIR OUT", help="one or more pairs")
     args = p.parse_args()
-    {"translate": translate, "score": score, "resave": resave}[args.command](args)
+    if args.command == "translate":
+        translate(args)
+    else:
+        each_model(args.command, score if args.command == "score" else resave, args.paths,
+                   3 if args.command == "score" else 2)
 
 
 if __name__ == "__main__":

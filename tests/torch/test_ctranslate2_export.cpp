@@ -215,10 +215,19 @@ TEST(Ctranslate2Export, ARefusedModelLeavesNothingBehind) {
 TEST(Ctranslate2Export, TheDirectoryIsWhatCTranslate2sOwnWriterWrites) {
   SKIP_WITHOUT_CTRANSLATE2();
   const auto log = work_dir() / "ct2-resave.log";
-  for (const auto& k : expressible_cases()) {
+  const auto cases = expressible_cases();
+  std::vector<std::string> args{"resave"};  // every case in one process: each one imports CTranslate2 for a second
+  std::vector<std::pair<fs::path, fs::path>> dirs;
+  for (const auto& k : cases) {
     const auto out = exported(k), again = work_dir() / ("ct2-again-" + k.setting.name);
     fs::remove_all(again);
-    ASSERT_EQ(run(yoke_ct2({"resave", out.string(), again.string()}), log), 0) << k.setting.name << "\n" << slurp(log);
+    dirs.push_back({out, again});
+    args.insert(args.end(), {out.string(), again.string()});
+  }
+  ASSERT_EQ(run(yoke_ct2(args), log), 0) << slurp(log);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& [out, again] = dirs[i];
+    const auto& k = cases[i];
     size_t files = 0;
     for (const auto& e : fs::directory_iterator(again)) {
       const auto name = e.path().filename();
@@ -236,14 +245,17 @@ TEST(Ctranslate2Export, TheDirectoryIsWhatCTranslate2sOwnWriterWrites) {
 TEST(Ctranslate2Export, EverySettingScoresTargetsWithYokesLogProbabilities) {
   SKIP_WITHOUT_CTRANSLATE2();
   const auto log = work_dir() / "ct2-score.log";
-  size_t checked = 0;
-  for (const auto& k : expressible_cases()) {
+  const auto cases = expressible_cases();
+  std::vector<std::string> args{"score"};  // every case in one process, as above
+  std::vector<std::vector<at::Tensor>> expected(cases.size());
+  std::vector<fs::path> score_files;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const auto& k = cases[c];
     const auto out = exported(k);
     auto m = load_model(case_model(k).string(), "", "cpu", ModelUse::read_weights);
     const bool lm = m.config.task == Task::lm;
     at::manual_seed(3);
     std::vector<std::vector<int64_t>> srcs, tgts;
-    std::vector<at::Tensor> expected;
     at::NoGradGuard no_grad;
     for (int64_t len : {1, 4, 9, 2, 6}) {
       auto random_ids = [](int64_t n, int64_t vocab) {
@@ -260,28 +272,30 @@ TEST(Ctranslate2Export, EverySettingScoresTargetsWithYokesLogProbabilities) {
       if (!lm) enc = m.model->encode(at::tensor(src).view({1, -1}));
       const auto h = m.model->decode(at::tensor(in).view({1, -1}), lm ? nullptr : &enc)[0];
       const auto lp = at::log_softmax(m.model->logits(h), -1);
-      expected.push_back(lp.gather(1, at::tensor(target).view({-1, 1})).view({-1}));
+      expected[c].push_back(lp.gather(1, at::tensor(target).view({-1, 1})).view({-1}));
     }
     const auto pairs = work_dir() / ("ct2-pairs-" + k.setting.name + ".txt"),
                scores = work_dir() / ("ct2-scores-" + k.setting.name + ".txt");
-    {
-      std::ofstream f(pairs);
-      for (size_t i = 0; i < tgts.size(); ++i) f << (lm ? "" : ids_text(srcs[i]) + "\t") << ids_text(tgts[i]) << "\n";
-    }
-    ASSERT_EQ(run(yoke_ct2({"score", out.string(), pairs.string(), scores.string()}), log), 0)
-        << k.setting.name << "\n" << slurp(log);
-    const auto lines = lines_of(slurp(scores));
-    ASSERT_EQ(lines.size(), expected.size()) << k.setting.name;
+    std::ofstream f(pairs);
+    for (size_t i = 0; i < tgts.size(); ++i) f << (lm ? "" : ids_text(srcs[i]) + "\t") << ids_text(tgts[i]) << "\n";
+    args.insert(args.end(), {out.string(), pairs.string(), scores.string()});
+    score_files.push_back(scores);
+  }
+  ASSERT_EQ(run(yoke_ct2(args), log), 0) << slurp(log);
+  size_t checked = 0;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const auto& name = cases[c].setting.name;
+    const auto lines = lines_of(slurp(score_files[c]));
+    ASSERT_EQ(lines.size(), expected[c].size()) << name;
     for (size_t i = 0; i < lines.size(); ++i) {
       std::vector<float> got;
       std::istringstream in(lines[i]);
       for (float v; in >> v;) got.push_back(v);
-      ASSERT_EQ(int64_t(got.size()), expected[i].numel()) << k.setting.name << " pair " << i;
+      ASSERT_EQ(int64_t(got.size()), expected[c][i].numel()) << name << " pair " << i;
       // fp32 on both sides in other operation orders (CTranslate2's fused q|k|v and oneDNN products,
       // the estimator folded into the projection): the bound of the ONNX and Hugging Face exports'
       // logits (test_onnx.cpp, test_hf_export.cpp).
-      YOKE_EXPECT_AT_MOST((at::tensor(got) - expected[i]).abs().max().item<double>(), 1e-4)
-          << k.setting.name << " pair " << i;
+      YOKE_EXPECT_AT_MOST((at::tensor(got) - expected[c][i]).abs().max().item<double>(), 1e-4) << name << " pair " << i;
     }
     ++checked;
   }
