@@ -2,6 +2,7 @@
 // batches of 32 sentences, target tokens per second, model loading excluded.
 //   yoke_bench_decode --model DIR --input FILE [--sentences N] [--beam 4] [--batch 32]
 //                     [--threads T] [--workers W] [--name NAME] [--src-ids-out FILE] [--hyp-ids-out FILE] [--hyp-out FILE]
+//                     [--trace FILE]
 // Loads the model (an fp32 or an int8 directory, as `yoke translate` does), turns the input lines
 // into subword ids, sorts them by length (longest first, stable) and cuts them into batches of
 // --batch sentences; then, timed, runs beam search over every batch (after one untimed warm-up
@@ -10,6 +11,9 @@
 // T / W threads (decode/parallel_batches.h). Target tokens = the subwords of the best hypotheses,
 // without eos. --src-ids-out writes the sources' ids (input order, one line each: what the
 // PyTorch reference decodes), --hyp-ids-out the output ids, --hyp-out the detokenized output.
+// --trace writes LibTorch's operator trace of the timed part (Chrome trace JSON; the timing then
+// includes the tracer's cost, about a quarter more): bench/summarize_torch_trace.py ranks its
+// operators by their own time.
 // Prints one JSON object on its last line.
 #include <sys/resource.h>
 
@@ -17,11 +21,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "decode/parallel_batches.h"
 #include "decode/search.h"
@@ -47,7 +53,7 @@ void write_ids(const std::string& path, const std::vector<std::vector<int>>& ids
 
 int main(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
-  std::string model_dir, input, name, src_ids_out, hyp_ids_out, hyp_out;
+  std::string model_dir, input, name, src_ids_out, hyp_ids_out, hyp_out, trace;
   int sentences = 0, beam = 4, batch = 32, threads = 0, workers = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -62,6 +68,7 @@ int main(int argc, char** argv) {
     else if (k == "--src-ids-out") src_ids_out = v;
     else if (k == "--hyp-ids-out") hyp_ids_out = v;
     else if (k == "--hyp-out") hyp_out = v;
+    else if (k == "--trace") trace = v;
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
   }
   if (model_dir.empty() || input.empty()) {
@@ -94,9 +101,12 @@ int main(int argc, char** argv) {
       for (size_t r = 0; r < idx.size(); ++r) out[idx[r]] = std::move(hyps[r]);
     };
     run(batches.back());  // warm-up, untimed
+    std::unique_ptr<torch::autograd::profiler::RecordProfile> tracer;  // writes the file when reset
+    if (!trace.empty()) tracer = std::make_unique<torch::autograd::profiler::RecordProfile>(trace);
     const auto t0 = std::chrono::steady_clock::now();
     run_batches(batches.size(), workers, [&](size_t b) { run(batches[b]); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tracer.reset();
     int64_t tokens = 0;
     for (const auto& s : out) tokens += int64_t(s.size());
     if (!hyp_ids_out.empty()) write_ids(hyp_ids_out, out);

@@ -11,12 +11,14 @@
 namespace yoke {
 namespace {
 
+// Float on the CPU without gradient: model/single_query_attention.h's kernels may run.
+bool is_cpu_inference(const at::Tensor& x, bool training) {
+  return x.device().is_cpu() && x.scalar_type() == at::kFloat && !training && !at::GradMode::is_enabled();
+}
+
 // A decoding step on the CPU: one new position a row, no gradient. Such steps take
 // single_query_attention, which reads keys and values through their strides.
-bool is_cpu_decoding_step(const at::Tensor& x, bool training) {
-  return x.size(1) == 1 && x.device().is_cpu() && x.scalar_type() == at::kFloat && !training &&
-         !at::GradMode::is_enabled();
-}
+bool is_cpu_decoding_step(const at::Tensor& x, bool training) { return x.size(1) == 1 && is_cpu_inference(x, training); }
 
 // Positions of room a cache grows by: a step writes its own position only, and the cache moves
 // once per kRoomStep steps (before: every step, by at::cat), keeping only the rows still used.
@@ -163,6 +165,9 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
   at::Tensor ctx;
   if (is_cpu_decoding_step(q, is_training()) && kv.k.scalar_type() == at::kFloat) {
     ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, kv.rows);  // a decoding step
+  } else if (is_cpu_inference(q, is_training()) && kv.k.scalar_type() == at::kFloat &&
+             (!mask.defined() || (mask.dim() == 4 && mask.size(1) == 1 && mask.size(2) == 1))) {
+    ctx = padded_attention(q, kv.batch_k(), kv.batch_v(), mask, heads_);  // an encoder, or a cross-attention
   } else {
     ctx = compat::attention(split_heads(q), kv.batch_k(), kv.batch_v(), mask, dropout_, is_training());
     ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});

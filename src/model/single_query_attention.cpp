@@ -86,9 +86,9 @@ inline void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_
 }
 
 struct Rows {
-  int64_t rows, heads, dim, dh, len;
+  int64_t rows, queries, heads, dim, dh, len;  // queries: a row's query positions (1 in a decoding step)
   const float *q, *k, *v, *mask;  // mask: null, or [rows, T] with row stride mask_row
-  int64_t q_row, k_row, k_head, k_pos, v_row, v_head, v_pos, mask_row;
+  int64_t q_row, q_pos, k_row, k_head, k_pos, v_row, v_head, v_pos, mask_row;
   const std::vector<int64_t>* kv_rows;
   float* out;
 };
@@ -102,11 +102,12 @@ __attribute__((target_clones("avx", "default")))
 void attend(const Rows& a) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t(a.len > 0 ? a.len : 1));
-  for (int64_t b = 0; b < a.rows; ++b) {
+  for (int64_t b = 0; b < a.rows; ++b)
+  for (int64_t i = 0; i < a.queries; ++i) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
     for (int64_t h = 0; h < a.heads; ++h) {
-      const float* qh = a.q + b * a.q_row + h * a.dh;
+      const float* qh = a.q + b * a.q_row + i * a.q_pos + h * a.dh;
       const float* kh = a.k + kb * a.k_row + h * a.k_head;
       const float* vh = a.v + kb * a.v_row + h * a.v_head;
       int64_t t = 0;
@@ -125,36 +126,56 @@ void attend(const Rows& a) {
       for (t = 0; t < a.len; ++t) total += (score[size_t(t)] = std::exp(score[size_t(t)] - top));
       const float inv = 1.0f / total;
       for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
-      weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + b * a.dim + h * a.dh, a.dh);
+      weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
     }
   }
 }
 
 }  // namespace
 
-at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows) {
-  const int64_t rows = q.size(0), dim = q.size(-1), dh = dim / heads, len = k.size(2);
+namespace {
+
+// Both entry points: q [B, Tq, d] (last stride 1), k and v [B', H, T, d/H] (last stride 1), mask
+// undefined or additive, one row of T a batch row ([B, 1, 1, T] or broadcastable to it).
+at::Tensor run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask, int64_t heads,
+               const std::vector<int64_t>& kv_rows, const char* who) {
+  const int64_t rows = q.dim() == 3 ? q.size(0) : 0, dim = q.size(-1), dh = dim / heads, len = k.size(2);
   bool rows_fit = kv_rows.empty() ? k.size(0) == rows : int64_t(kv_rows.size()) == rows;
   for (int64_t r : kv_rows) rows_fit = rows_fit && r >= 0 && r < k.size(0);
-  if (q.dim() != 3 || q.size(1) != 1 || k.dim() != 4 || !rows_fit || k.size(1) != heads || k.size(3) != dh ||
+  if (q.dim() != 3 || k.dim() != 4 || !rows_fit || k.size(1) != heads || k.size(3) != dh ||
       !k.sizes().equals(v.sizes()) || q.stride(2) != 1 || k.stride(3) != 1 || v.stride(3) != 1 ||
       q.scalar_type() != at::kFloat || k.scalar_type() != at::kFloat || v.scalar_type() != at::kFloat ||
-      !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu())
-    throw std::logic_error("single_query_attention: q [B, 1, d], k and v [B', H, T, d/H] holding every row of kv_rows, "
-                           "float on the CPU");
+      !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu() ||
+      (mask.defined() && (mask.dim() != 4 || mask.size(1) != 1 || mask.size(2) != 1)))
+    throw std::logic_error(std::string(who) + ": q [B, Tq, d], k and v [B', H, T, d/H] holding every row of kv_rows, "
+                           "mask [B, 1, 1, T], float on the CPU");
   at::Tensor m;
   if (mask.defined()) {
     m = mask.to(at::kFloat).expand({rows, 1, 1, len});
     if (m.stride(3) != 1) m = m.contiguous();
   }
-  auto out = at::empty({rows, 1, dim}, q.options());  // every element written by weighted_sum
-  const Rows a{rows, heads, dim, dh, len,
+  const int64_t queries = q.size(1);
+  auto out = at::empty({rows, queries, dim}, q.options());  // every element written by weighted_sum
+  const Rows a{rows, queries, heads, dim, dh, len,
                q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), m.defined() ? m.data_ptr<float>() : nullptr,
-               q.stride(0), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2),
+               q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2),
                m.defined() ? m.stride(0) : 0, &kv_rows, out.data_ptr<float>()};
   attend(a);
   return out;
+}
+
+}  // namespace
+
+at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows) {
+  if (q.dim() != 3 || q.size(1) != 1)
+    throw std::logic_error("single_query_attention: q [B, 1, d]");
+  return run(q, k, v, mask, heads, kv_rows, "single_query_attention");
+}
+
+at::Tensor padded_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                            int64_t heads) {
+  return run(q, k, v, mask, heads, {}, "padded_attention");
 }
 
 }  // namespace yoke

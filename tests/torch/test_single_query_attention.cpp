@@ -127,3 +127,30 @@ TEST(SingleQueryAttention, RefusesWhatItCannotRead) {
   EXPECT_THROW(single_query_attention(q, k.transpose(2, 3), k, at::Tensor(), 2), std::logic_error);     // dh strided
   EXPECT_THROW(single_query_attention(q.to(at::kDouble), k, k, at::Tensor(), 2), std::logic_error);
 }
+
+// padded_attention: every position of q [B, Tq, d] a query, as an encoder's self-attention gives
+// them (q, k and v slices of one fused product, split into heads by strides), under a padding mask.
+// Each query's result is single_query_attention's for that query alone, bit for bit, and agrees
+// with LibTorch's attention to kTolerance (the same bound: the same sums per query).
+TEST(SingleQueryAttention, EveryQueryOfAPaddedBatchIsASingleQuerysAttention) {
+  at::manual_seed(5);
+  const int64_t rows = 4, heads = 4, dh = 20, dim = heads * dh;
+  for (int64_t len : {1, 6, 13}) {
+    auto qkv = at::randn({rows, len, 3 * dim}).chunk(3, -1);
+    auto split = [&](const at::Tensor& x) { return x.view({rows, len, heads, dh}).transpose(1, 2); };
+    auto q = qkv[0], k = split(qkv[1]), v = split(qkv[2]);
+    auto mask = at::zeros({rows, 1, 1, len});
+    for (int64_t b = 1; b < rows && len > 1; ++b) mask[b].narrow(-1, len - b % len, b % len).fill_(-INFINITY);
+    const auto got = padded_attention(q, k, v, mask, heads);
+    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{rows, len, dim}));
+    for (int64_t t = 0; t < len; ++t) {
+      const auto one = single_query_attention(q.narrow(1, t, 1), k, v, mask, heads);
+      ASSERT_TRUE(got.narrow(1, t, 1).equal(one)) << "T " << len << " query " << t;
+    }
+    auto want = compat::attention(split(q), k, v, mask, 0.0, false).transpose(1, 2).reshape({rows, len, dim});
+    EXPECT_LT((got - want).abs().max().item<double>(), kTolerance) << "T " << len;
+  }
+  EXPECT_THROW(padded_attention(at::randn({2, 3, 8}), at::randn({2, 2, 3, 4}), at::randn({2, 2, 3, 4}),
+                                at::zeros({2, 1, 3, 3}), 2),
+               std::logic_error);  // a mask per query (causal) is not a padding mask
+}
