@@ -1,5 +1,6 @@
 #include "decode/ensemble_scorer.h"
 
+#include "decode/row_log_softmax.h"
 #include "decode/search_tensors.h"
 #include "decode/shortlist.h"
 #include "text/vocab.h"
@@ -34,7 +35,7 @@ EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, const S
 at::Tensor EnsembleScorer::log_probs(const at::Tensor& tokens) {
   at::Tensor sum;
   for (size_t m = 0; m < states_.size(); ++m) {
-    auto lp = at::log_softmax(logits(m, tokens).to(at::kFloat), -1);
+    auto lp = log_softmax_in_place(logits(m, tokens).to(at::kFloat));  // a fresh product: in place
     // One model: its log-probabilities as they are. Weights 0.5/0.5 of one model twice give
     // exactly its own numbers (0.5·a + 0.5·a = a in floating point).
     if (ensemble_.size() > 1) lp.mul_(ensemble_.weights[m]);

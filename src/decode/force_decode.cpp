@@ -6,6 +6,7 @@
 
 #include "batch/batch.h"
 #include "decode/batch_loop.h"
+#include "decode/row_log_softmax.h"
 #include "text/vocab.h"
 #include "util/error.h"
 
@@ -64,7 +65,7 @@ std::vector<ForcedScore> force_decode(const Ensemble& model, const std::vector<s
         for (size_t m = 0; m < model.size(); ++m) {
           auto enc = model.models[m]->encode(src);
           auto hidden = model.models[m]->decode(tgt_in.to(device), &enc);
-          auto one = at::log_softmax(model.models[m]->logits(hidden).to(at::kFloat), -1);
+          auto one = log_softmax_in_place(model.models[m]->logits(hidden).to(at::kFloat));  // as the search does
           if (model.size() > 1) one.mul_(model.weights[m]);  // as the search weighs them
           lp = lp.defined() ? lp.add_(one) : one;
         }
