@@ -1,5 +1,8 @@
 #include "model/single_query_attention.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -99,10 +102,10 @@ struct Rows {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx", "default")))
 #endif
-void attend(const Rows& a) {
+void attend(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t(a.len > 0 ? a.len : 1));
-  for (int64_t b = 0; b < a.rows; ++b)
+  for (int64_t b = begin; b < end; ++b)
   for (int64_t i = 0; i < a.queries; ++i) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
@@ -160,7 +163,9 @@ at::Tensor run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, co
                q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), m.defined() ? m.data_ptr<float>() : nullptr,
                q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2),
                m.defined() ? m.stride(0) : 0, &kv_rows, out.data_ptr<float>()};
-  attend(a);
+  // Rows are independent: with --threads N they are split over LibTorch's pool (each row's sums
+  // are the same whichever thread runs it). About 8 query rows a task.
+  at::parallel_for(0, rows, std::max<int64_t>(1, 8 / queries), [&](int64_t begin, int64_t end) { attend(a, begin, end); });
   return out;
 }
 
