@@ -163,10 +163,11 @@ KeyValues MultiheadAttention::project_memory(const at::Tensor& memory) const {
 
 at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, const at::Tensor& mask) {
   at::Tensor ctx;
-  if (is_cpu_decoding_step(q, is_training()) && kv.k.scalar_type() == at::kFloat) {
+  const bool cpu_kernel = is_cpu_inference(q, is_training()) && kv.k.scalar_type() == at::kFloat &&
+                          mask_fits_every_query(mask, q.size(0), kv.k.size(2));
+  if (cpu_kernel && q.size(1) == 1) {
     ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, kv.rows);  // a decoding step
-  } else if (is_cpu_inference(q, is_training()) && kv.k.scalar_type() == at::kFloat &&
-             (!mask.defined() || (mask.dim() == 4 && mask.size(1) == 1 && mask.size(2) == 1))) {
+  } else if (cpu_kernel) {
     ctx = padded_attention(q, kv.batch_k(), kv.batch_v(), mask, heads_);  // an encoder, or a cross-attention
   } else {
     ctx = compat::attention(split_heads(q), kv.batch_k(), kv.batch_v(), mask, dropout_, is_training());

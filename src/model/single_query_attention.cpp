@@ -1,5 +1,6 @@
 #include "model/single_query_attention.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -105,53 +106,48 @@ __attribute__((target_clones("avx", "default")))
 void attend(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t(a.len > 0 ? a.len : 1));
-  for (int64_t b = begin; b < end; ++b)
-  for (int64_t i = 0; i < a.queries; ++i) {
+  for (int64_t b = begin; b < end; ++b) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
-    for (int64_t h = 0; h < a.heads; ++h) {
-      const float* qh = a.q + b * a.q_row + i * a.q_pos + h * a.dh;
-      const float* kh = a.k + kb * a.k_row + h * a.k_head;
-      const float* vh = a.v + kb * a.v_row + h * a.v_head;
-      int64_t t = 0;
-      for (; t + 4 <= a.len; t += 4)
-        dot4(qh, kh + t * a.k_pos, kh + (t + 1) * a.k_pos, kh + (t + 2) * a.k_pos, kh + (t + 3) * a.k_pos, a.dh,
-             &score[size_t(t)]);
-      for (; t < a.len; ++t) score[size_t(t)] = dot(qh, kh + t * a.k_pos, a.dh);
-      float top = -INFINITY;
-      for (t = 0; t < a.len; ++t) {
-        float s = score[size_t(t)] * scale;
-        if (mrow) s += mrow[t];
-        score[size_t(t)] = s;
-        top = s > top ? s : top;
+    for (int64_t i = 0; i < a.queries; ++i)
+      for (int64_t h = 0; h < a.heads; ++h) {
+        const float* qh = a.q + b * a.q_row + i * a.q_pos + h * a.dh;
+        const float* kh = a.k + kb * a.k_row + h * a.k_head;
+        const float* vh = a.v + kb * a.v_row + h * a.v_head;
+        int64_t t = 0;
+        for (; t + 4 <= a.len; t += 4)
+          dot4(qh, kh + t * a.k_pos, kh + (t + 1) * a.k_pos, kh + (t + 2) * a.k_pos, kh + (t + 3) * a.k_pos, a.dh,
+               &score[size_t(t)]);
+        for (; t < a.len; ++t) score[size_t(t)] = dot(qh, kh + t * a.k_pos, a.dh);
+        float top = -INFINITY;
+        for (t = 0; t < a.len; ++t) {
+          float s = score[size_t(t)] * scale;
+          if (mrow) s += mrow[t];
+          score[size_t(t)] = s;
+          top = s > top ? s : top;
+        }
+        float total = 0;
+        for (t = 0; t < a.len; ++t) total += (score[size_t(t)] = std::exp(score[size_t(t)] - top));
+        const float inv = 1.0f / total;
+        for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
+        weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
       }
-      float total = 0;
-      for (t = 0; t < a.len; ++t) total += (score[size_t(t)] = std::exp(score[size_t(t)] - top));
-      const float inv = 1.0f / total;
-      for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
-      weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
-    }
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Both entry points: q [B, Tq, d] (last stride 1), k and v [B', H, T, d/H] (last stride 1), mask
-// undefined or additive, one row of T a batch row ([B, 1, 1, T] or broadcastable to it).
-at::Tensor run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask, int64_t heads,
-               const std::vector<int64_t>& kv_rows, const char* who) {
+// as mask_fits_every_query says.
+at::Tensor attend_rows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                       int64_t heads, const std::vector<int64_t>& kv_rows, const char* who) {
   const int64_t rows = q.dim() == 3 ? q.size(0) : 0, dim = q.size(-1), dh = dim / heads, len = k.size(2);
   bool rows_fit = kv_rows.empty() ? k.size(0) == rows : int64_t(kv_rows.size()) == rows;
   for (int64_t r : kv_rows) rows_fit = rows_fit && r >= 0 && r < k.size(0);
   if (q.dim() != 3 || k.dim() != 4 || !rows_fit || k.size(1) != heads || k.size(3) != dh ||
       !k.sizes().equals(v.sizes()) || q.stride(2) != 1 || k.stride(3) != 1 || v.stride(3) != 1 ||
       q.scalar_type() != at::kFloat || k.scalar_type() != at::kFloat || v.scalar_type() != at::kFloat ||
-      !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu() ||
-      (mask.defined() && (mask.dim() != 4 || mask.size(1) != 1 || mask.size(2) != 1)))
+      !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu() || !mask_fits_every_query(mask, rows, len))
     throw std::logic_error(std::string(who) + ": q [B, Tq, d], k and v [B', H, T, d/H] holding every row of kv_rows, "
-                           "mask [B, 1, 1, T], float on the CPU");
+                           "a mask that expands to [B, 1, 1, T], float on the CPU");
   at::Tensor m;
   if (mask.defined()) {
     m = mask.to(at::kFloat).expand({rows, 1, 1, len});
@@ -171,16 +167,20 @@ at::Tensor run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, co
 
 }  // namespace
 
+bool mask_fits_every_query(const at::Tensor& mask, int64_t rows, int64_t len) {
+  return !mask.defined() || (mask.dim() <= 4 && at::is_expandable_to(mask.sizes(), {rows, 1, 1, len}));
+}
+
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                   const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows) {
   if (q.dim() != 3 || q.size(1) != 1)
     throw std::logic_error("single_query_attention: q [B, 1, d]");
-  return run(q, k, v, mask, heads, kv_rows, "single_query_attention");
+  return attend_rows(q, k, v, mask, heads, kv_rows, "single_query_attention");
 }
 
 at::Tensor padded_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                             int64_t heads) {
-  return run(q, k, v, mask, heads, {}, "padded_attention");
+  return attend_rows(q, k, v, mask, heads, {}, "padded_attention");
 }
 
 }  // namespace yoke

@@ -132,6 +132,21 @@ TEST(ForceDecode, BatchesAndWorkersKeepEachPairsScore) {
   EXPECT_NE(whole.front().log_prob, whole.back().log_prob);
 }
 
+// An empty target alone is a batch of one decoder position, whose causal mask is [1, 1]: it is
+// scored (eos after bos), as it is within a batch of longer targets. The two batches differ in
+// shape, so products may sum in another order: 1e-4, as above.
+TEST(ForceDecode, AnEmptyTargetAloneIsScoredAsInABatch) {
+  at::manual_seed(17);
+  auto model = build_model(tiny_config(Tie::all));
+  model->eval();
+  const auto sources = random_sentences(2, 6, 24, 19);
+  const std::vector<std::vector<int>> targets{{}, {5, 6, 7}};
+  const auto alone = force_decode(*model, {sources[0]}, {targets[0]}, 1.0, 100000);
+  const auto together = force_decode(*model, sources, targets, 1.0, 100000);
+  ASSERT_EQ(alone.front().token_log_probs.size(), 1u);
+  YOKE_EXPECT_NEAR(alone.front().log_prob, together.front().log_prob, 1e-4);
+}
+
 TEST(ForceDecode, RejectsTargetsLongerThanThePositions) {
   auto model = build_model(tiny_config());  // max_positions 64
   std::vector<std::vector<int>> src{{5, 6}}, tgt{std::vector<int>(64, 7)};
