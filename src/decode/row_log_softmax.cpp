@@ -5,60 +5,15 @@
 #include <cmath>
 #include <cstring>
 
-// CMakeLists.txt compiles this file with -ffp-contract=off: a fused multiply-add where one clone
-// has FMA and another not would give the clones different bits.
+#include "util/float_vectors.h"
 
-// The helpers below take and return 16-float vectors; they are always inlined into the clones of
-// log_softmax_row, so the ABI GCC warns about (such a value passed without AVX-512) never applies.
+// CMakeLists.txt compiles this file with -ffp-contract=off: a fused multiply-add where one clone
+// has FMA and another not would give the clones different bits (util/float_vectors.h).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace yoke {
-namespace {
 
-typedef float Floats16 __attribute__((vector_size(64)));
-typedef int32_t Ints16 __attribute__((vector_size(64)));
-
-inline Ints16 to_int(Floats16 v) { return __builtin_convertvector(v, Ints16); }
-inline int32_t to_int(float v) { return int32_t(v); }
-inline Floats16 to_float(Ints16 v) { return __builtin_convertvector(v, Floats16); }
-inline float to_float(int32_t v) { return float(v); }
-inline Floats16 as_float(Ints16 bits) {
-  Floats16 f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-inline float as_float(int32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// Cephes' expf, element-wise on a float or on 16: x clamped to [-87, 88] (so that 2^n below is a
-// normal float: n in [-125, 127]; e^-87 ≈ 1.6e-38 stands for anything smaller), x = n·ln 2 + r
-// with ln 2 in two parts, e^r by its degree-5 polynomial, times 2^n made from its exponent bits.
-// A NaN stays NaN (every comparison with it is false).
-template <typename F, typename I>
-inline F exp_poly(F x) {
-  const F zero{};
-  x = x < -87.0f ? zero - 87.0f : x;
-  x = x > 88.0f ? zero + 88.0f : x;
-  F n = x * 1.44269504088896341f + 0.5f;
-  F whole = to_float(to_int(n));   // truncated towards zero
-  n = whole > n ? whole - 1.0f : whole;  // floor
-  x = x - n * 0.693359375f;
-  x = x - n * -2.12194440e-4f;
-  const F z = x * x;
-  F y = x * 1.9875691500e-4f + 1.3981999507e-3f;
-  y = y * x + 8.3334519073e-3f;
-  y = y * x + 4.1665795894e-2f;
-  y = y * x + 1.6666665459e-1f;
-  y = y * x + 5.0000001201e-1f;
-  y = y * z + x + 1.0f;
-  const I bits = (to_int(n) + 127) << 23;
-  return y * as_float(bits);
-}
-
-}  // namespace
+using namespace float_vectors;
 
 float row_exp(float x) { return exp_poly<float, int32_t>(x); }
 
@@ -111,11 +66,7 @@ void log_softmax_row(float* x, int64_t n) {
     std::memcpy(&e, tail, sizeof e);
     acc += e;
   }
-  float lanes[16];
-  std::memcpy(lanes, &acc, sizeof lanes);
-  for (int width = 8; width >= 1; width /= 2)
-    for (int i = 0; i < width; ++i) lanes[i] += lanes[i + width];
-  const float log_sum = std::log(lanes[0]);
+  const float log_sum = std::log(fold_halves(acc));
 
   // x − top − log Σ, in that order (as LibTorch writes it).
   for (j = 0; j + 16 <= n; j += 16) {

@@ -7,18 +7,43 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
+
+#include "util/float_vectors.h"
 
 namespace yoke {
 namespace {
 
-// Eight floats as GCC's vector extension: two SSE registers in the baseline build, one AVX
-// register in the AVX clone below. The operations are element-wise, so both give the same bits.
+// CMakeLists.txt compiles this file with -ffp-contract=off: the AVX-512 version below has fused
+// multiply-add and the others not, and one fused where another rounds twice would differ in bits.
+
+// The helpers take and return 16-float vectors; they are always inlined into the clones of
+// attend(), so the ABI GCC warns about (such a value passed without AVX-512) never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define YOKE_INLINE __attribute__((always_inline)) inline
+
+// Eight and sixteen floats as GCC's vector extension: SSE, AVX or AVX-512 registers, whichever
+// the clone has. The operations are element-wise, so every clone gives the same bits.
+using namespace float_vectors;
 typedef float Floats8 __attribute__((vector_size(32)));
+
+YOKE_INLINE Floats8 load8(const float* p) {
+  Floats8 x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+// Two blocks of eight side by side in one vector (one register on AVX-512).
+YOKE_INLINE Floats16 pair(Floats8 low, Floats8 high) {
+  return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+YOKE_INLINE Floats8 low_half(Floats16 x) { return __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7); }
+YOKE_INLINE Floats8 high_half(Floats16 x) { return __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15); }
 
 // The end of dot() below: lane i + lane i+4, then (0 + 2) + (1 + 3), then the products of the
 // tail from `j` to n in order.
-inline float lanes_and_tail(const Floats8& s, const float* a, const float* b, int64_t j, int64_t n) {
+YOKE_INLINE float lanes_and_tail(const Floats8& s, const float* a, const float* b, int64_t j, int64_t n) {
   const float t0 = s[0] + s[4], t1 = s[1] + s[5], t2 = s[2] + s[6], t3 = s[3] + s[7];
   float sum = (t0 + t2) + (t1 + t3);
   for (; j < n; ++j) sum += a[j] * b[j];
@@ -27,66 +52,108 @@ inline float lanes_and_tail(const Floats8& s, const float* a, const float* b, in
 
 // Σ a·b in one fixed order, whatever the instruction set: eight running sums (lanes) over blocks
 // of eight, then lane i + lane i+4, then (0 + 2) + (1 + 3), then the tail in order. No fused
-// multiply-add (no clone below enables FMA), so every machine rounds each product the same way
-// and a decoding step's attention is the same on every x86-64 processor.
-inline float dot(const float* a, const float* b, int64_t n) {
+// multiply-add (the file is compiled without contraction), so every machine rounds each product
+// the same way and a decoding step's attention is the same on every x86-64 processor.
+YOKE_INLINE float dot(const float* a, const float* b, int64_t n) {
   Floats8 s = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    Floats8 x, y;
-    std::memcpy(&x, a + j, sizeof x);
-    std::memcpy(&y, b + j, sizeof y);
-    s += x * y;
-  }
+  for (; j + 8 <= n; j += 8) s += load8(a + j) * load8(b + j);
   return lanes_and_tail(s, a, b, j, n);
 }
 
 // dot() of one query with four keys at once: the same sums in the same order for each, four
-// independent chains that the processor overlaps (one alone waits on each add).
-inline void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3, int64_t n,
-                 float* out) {
-  Floats8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
+// independent chains that the processor overlaps (one alone waits on each add). Wide (AVX-512):
+// two keys share a 16-float vector, each in its own half beside a copy of the query's block, so
+// each half's lanes are dot()'s eight lanes and one instruction does two keys' work, same bits.
+template <bool Wide>
+YOKE_INLINE void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3, int64_t n,
+                      float* out) {
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    Floats8 x, y0, y1, y2, y3;
-    std::memcpy(&x, a + j, sizeof x);
-    std::memcpy(&y0, b0 + j, sizeof y0);
-    std::memcpy(&y1, b1 + j, sizeof y1);
-    std::memcpy(&y2, b2 + j, sizeof y2);
-    std::memcpy(&y3, b3 + j, sizeof y3);
-    s0 += x * y0;
-    s1 += x * y1;
-    s2 += x * y2;
-    s3 += x * y3;
+  if constexpr (Wide) {
+    Floats16 s01 = {}, s23 = {};
+    for (; j + 8 <= n; j += 8) {
+      const Floats8 x = load8(a + j);
+      const Floats16 xx = pair(x, x);
+      s01 += xx * pair(load8(b0 + j), load8(b1 + j));
+      s23 += xx * pair(load8(b2 + j), load8(b3 + j));
+    }
+    out[0] = lanes_and_tail(low_half(s01), a, b0, j, n);
+    out[1] = lanes_and_tail(high_half(s01), a, b1, j, n);
+    out[2] = lanes_and_tail(low_half(s23), a, b2, j, n);
+    out[3] = lanes_and_tail(high_half(s23), a, b3, j, n);
+  } else {
+    Floats8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    for (; j + 8 <= n; j += 8) {
+      const Floats8 x = load8(a + j);
+      s0 += x * load8(b0 + j);
+      s1 += x * load8(b1 + j);
+      s2 += x * load8(b2 + j);
+      s3 += x * load8(b3 + j);
+    }
+    out[0] = lanes_and_tail(s0, a, b0, j, n);
+    out[1] = lanes_and_tail(s1, a, b1, j, n);
+    out[2] = lanes_and_tail(s2, a, b2, j, n);
+    out[3] = lanes_and_tail(s3, a, b3, j, n);
   }
-  out[0] = lanes_and_tail(s0, a, b0, j, n);
-  out[1] = lanes_and_tail(s1, a, b1, j, n);
-  out[2] = lanes_and_tail(s2, a, b2, j, n);
-  out[3] = lanes_and_tail(s3, a, b3, j, n);
 }
 
 // out = Σ_t w[t]·v_t over n floats, t in order from a zero start: each element's sum is the same
-// sequence of adds as y += w[t]·v_t one t at a time, kept in registers across t (64 floats at a
-// time) instead of stored and loaded again for every t.
-inline void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_pos, float* out, int64_t n) {
+// sequence of adds as y += w[t]·v_t one t at a time, whatever the vector width, kept in registers
+// across t (64 floats, then a vector, at a time) instead of stored and loaded again for every t.
+// Inlined into attend()'s versions: compiled alone, for the baseline, it had kept its sums on the
+// stack (8.7% of int8 beam search, perf).
+template <typename Floats>
+YOKE_INLINE void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_pos, float* out, int64_t n) {
+  constexpr int width = sizeof(Floats) / sizeof(float), parts = 64 / width;
   int64_t c = 0;
   for (; c + 64 <= n; c += 64) {
-    Floats8 acc[8] = {};
+    Floats acc[parts] = {};
     for (int64_t t = 0; t < len; ++t) {
       const float* x = v + t * v_pos + c;
-      for (int i = 0; i < 8; ++i) {
-        Floats8 xs;
-        std::memcpy(&xs, x + 8 * i, sizeof xs);
-        acc[i] += w[t] * xs;
+      const float wt = w[t];
+#pragma GCC unroll 8
+      for (int i = 0; i < parts; ++i) {
+        Floats xs;
+        std::memcpy(&xs, x + width * i, sizeof xs);
+        acc[i] += wt * xs;
       }
     }
     std::memcpy(out + c, acc, sizeof acc);
+  }
+  for (; c + width <= n; c += width) {
+    Floats acc = {};
+    for (int64_t t = 0; t < len; ++t) {
+      Floats xs;
+      std::memcpy(&xs, v + t * v_pos + c, sizeof xs);
+      acc += w[t] * xs;
+    }
+    std::memcpy(out + c, &acc, sizeof acc);
   }
   for (; c < n; ++c) {
     float y = 0;
     for (int64_t t = 0; t < len; ++t) y += w[t] * v[t * v_pos + c];
     out[c] = y;
   }
+}
+
+// score[t] = e^(score[t] − top) for t < len, by Cephes' expf 16 at a time (util/float_vectors.h),
+// exactly 0 where the exponent is below −87 (a masked key, −∞, gets no weight at all, as
+// e^−∞ = 0 says); returns their sum: lane i over blocks of 16, then the lanes folded in halves.
+// score has room for whole blocks of 16. glibc's expf, one call a key, had cost more than the
+// keys' dot products in the encoder's attention (int8 greedy search, perf).
+YOKE_INLINE float exponentials(float* score, int64_t len, float top) {
+  const Ints16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const Floats16 zero = {};
+  Floats16 sum = {};
+  for (int64_t t = 0; t < len; t += 16) {
+    const Floats16 x = load16(score + t) - top;
+    Floats16 e = exp_poly<Floats16, Ints16>(x);
+    e = x < -87.0f ? zero : e;
+    e = lane < int32_t(len - t) ? e : zero;  // lanes past the row: nothing
+    store16(score + t, e);
+    sum += e;
+  }
+  return fold_halves(sum);
 }
 
 struct Rows {
@@ -97,15 +164,11 @@ struct Rows {
   float* out;
 };
 
-// The whole loop over rows and heads, compiled twice: for the x86-64 baseline (SSE2) and for AVX,
-// chosen once when the program loads (GCC's function multiversioning). The profile of beam search
-// had this loop at 14% of decoding with the baseline's 4-float vectors.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx", "default")))
-#endif
-void attend(const Rows& a, int64_t begin, int64_t end) {
+// The whole loop over rows and heads. Wide: 16-float vectors, for AVX-512; else 8-float ones.
+template <bool Wide>
+YOKE_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
-  std::vector<float> score(size_t(a.len > 0 ? a.len : 1));
+  std::vector<float> score(size_t((std::max<int64_t>(a.len, 1) + 15) / 16 * 16));
   for (int64_t b = begin; b < end; ++b) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
@@ -116,7 +179,7 @@ void attend(const Rows& a, int64_t begin, int64_t end) {
         const float* vh = a.v + kb * a.v_row + h * a.v_head;
         int64_t t = 0;
         for (; t + 4 <= a.len; t += 4)
-          dot4(qh, kh + t * a.k_pos, kh + (t + 1) * a.k_pos, kh + (t + 2) * a.k_pos, kh + (t + 3) * a.k_pos, a.dh,
+          dot4<Wide>(qh, kh + t * a.k_pos, kh + (t + 1) * a.k_pos, kh + (t + 2) * a.k_pos, kh + (t + 3) * a.k_pos, a.dh,
                &score[size_t(t)]);
         for (; t < a.len; ++t) score[size_t(t)] = dot(qh, kh + t * a.k_pos, a.dh);
         float top = -INFINITY;
@@ -126,14 +189,30 @@ void attend(const Rows& a, int64_t begin, int64_t end) {
           score[size_t(t)] = s;
           top = s > top ? s : top;
         }
-        float total = 0;
-        for (t = 0; t < a.len; ++t) total += (score[size_t(t)] = std::exp(score[size_t(t)] - top));
-        const float inv = 1.0f / total;
+        const float inv = 1.0f / exponentials(score.data(), a.len, top);
         for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
-        weighted_sum(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
+        weighted_sum<std::conditional_t<Wide, Floats16, Floats8>>(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
       }
   }
 }
+
+// attend_rows_of compiled for AVX-512 and, with 8-float vectors, for AVX and the x86-64
+// baseline (SSE2); one is chosen when the program loads. All give the same bits. With 16-float
+// vectors the AVX build kept them on the stack, so AVX-512 is a version of its own.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx512f"))) void attend_wide(const Rows& a, int64_t begin, int64_t end) {
+  attend_rows_of<true>(a, begin, end);
+}
+__attribute__((target_clones("avx", "default"))) void attend_narrow(const Rows& a, int64_t begin, int64_t end) {
+  attend_rows_of<false>(a, begin, end);
+}
+void attend(const Rows& a, int64_t begin, int64_t end) {
+  static const bool wide = __builtin_cpu_supports("avx512f");
+  wide ? attend_wide(a, begin, end) : attend_narrow(a, begin, end);
+}
+#else
+void attend(const Rows& a, int64_t begin, int64_t end) { attend_rows_of<false>(a, begin, end); }
+#endif
 
 // Both entry points: q [B, Tq, d] (last stride 1), k and v [B', H, T, d/H] (last stride 1), mask
 // as mask_fits_every_query says.

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "compat/torch.h"
+#include "decode/row_log_softmax.h"
 #include "model/single_query_attention.h"
 
 using namespace yoke;
@@ -50,18 +52,24 @@ float ordered_dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-// One row and head of the kernel in the same order: scores, softmax, then y += w·v in order.
+// One row and head of the kernel in the same order: scores; softmax with Cephes' expf (row_exp, 0
+// below −87) summed in 16 lanes folded in halves; then y += w·v in order.
 std::vector<float> ordered_head(const float* q, const at::Tensor& k, const at::Tensor& v, int64_t b, int64_t h) {
   const int64_t len = k.size(2), dh = k.size(3);
   const float scale = float(1.0 / std::sqrt(double(dh)));
   std::vector<float> score(static_cast<size_t>(len)), out(static_cast<size_t>(dh), 0.0f);
-  float top = -INFINITY, total = 0;
+  float top = -INFINITY, lanes[16] = {};
   for (int64_t t = 0; t < len; ++t) {
     score[size_t(t)] = ordered_dot(q, k[b][h][t].data_ptr<float>(), dh) * scale;
     top = std::max(top, score[size_t(t)]);
   }
-  for (auto& s : score) total += (s = std::exp(s - top));
-  const float inv = 1.0f / total;
+  for (int64_t t = 0; t < len; ++t) {
+    const float x = score[size_t(t)] - top;
+    lanes[t % 16] += (score[size_t(t)] = x < -87.0f ? 0.0f : row_exp(x));
+  }
+  for (int width = 8; width >= 1; width /= 2)
+    for (int i = 0; i < width; ++i) lanes[i] += lanes[i + width];
+  const float inv = 1.0f / lanes[0];
   for (int64_t t = 0; t < len; ++t) {
     const float w = score[size_t(t)] * inv;
     const float* vt = v[b][h][t].data_ptr<float>();
@@ -77,8 +85,10 @@ std::vector<float> ordered_head(const float* q, const at::Tensor& k, const at::T
 
 TEST(SingleQueryAttention, SumsInOneOrderOnEveryInstructionSet) {
   at::manual_seed(11);
-  for (int64_t dh : {16, 20, 64}) {  // blocks of eight only, a tail of four, the reference model's heads
-    const int64_t rows = 3, heads = 2, len = 7, dim = heads * dh;
+  // dh: blocks of eight only, a tail of four, the reference model's heads. len: keys four at a time
+  // and one by one; more than one block of 16 exponentials.
+  for (auto [dh, len] : {std::pair<int64_t, int64_t>{16, 7}, {20, 7}, {64, 7}, {64, 37}}) {
+    const int64_t rows = 3, heads = 2, dim = heads * dh;
     auto q = at::randn({rows, 1, dim}), k = at::randn({rows, heads, len, dh}), v = at::randn({rows, heads, len, dh});
     const auto got = single_query_attention(q, k, v, at::Tensor(), heads).contiguous();
     for (int64_t b = 0; b < rows; ++b)
