@@ -43,10 +43,7 @@ void layer_norm_row(const float* x, const float* weight, const float* bias, floa
   }
   if (j < n) {
     const Floats16 d = tail16(x, j, n) - mean;
-    Floats16 sq = d * d;
-    const Ints16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    sq = lane < int32_t(n - j) ? sq : Floats16{};
-    acc += sq;
+    acc += first_lanes(d * d, n - j);
   }
   const float rstd = 1.0f / std::sqrt(fold_halves(acc) / float(n) + eps);
 

@@ -22,25 +22,23 @@ namespace {
 // attend(), so the ABI GCC warns about (such a value passed without AVX-512) never applies.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#define YOKE_INLINE __attribute__((always_inline)) inline
-
 // Eight and sixteen floats as GCC's vector extension: SSE, AVX or AVX-512 registers, whichever
 // the clone has. The operations are element-wise, so every clone gives the same bits.
 using namespace float_vectors;
 typedef float Floats8 __attribute__((vector_size(32)));
 
-YOKE_INLINE Floats8 load8(const float* p) {
+YOKE_VECTOR_INLINE Floats8 load8(const float* p) {
   Floats8 x;
   std::memcpy(&x, p, sizeof x);
   return x;
 }
 // Two blocks of eight side by side in one vector (one register on AVX-512).
-YOKE_INLINE Floats16 pair(Floats8 low, Floats8 high) {
+YOKE_VECTOR_INLINE Floats16 pair(Floats8 low, Floats8 high) {
   return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
 // The products of the tail from `j` to n added to `sum` in order.
-YOKE_INLINE float tail(float sum, const float* a, const float* b, int64_t j, int64_t n) {
+YOKE_VECTOR_INLINE float tail(float sum, const float* a, const float* b, int64_t j, int64_t n) {
   for (; j < n; ++j) sum += a[j] * b[j];
   return sum;
 }
@@ -48,7 +46,7 @@ YOKE_INLINE float tail(float sum, const float* a, const float* b, int64_t j, int
 // The folding of lanes_and_tail (below) in each half of a vector at once (lanes 0 and 8 end with the sums):
 // lane i + lane i+4, then (0 + 2) + (1 + 3). Three shuffles and adds in place of fourteen scalar
 // steps for the two keys; the same adds, so the same bits.
-YOKE_INLINE Floats16 fold_each_half(Floats16 s) {
+YOKE_VECTOR_INLINE Floats16 fold_each_half(Floats16 s) {
   s += __builtin_shufflevector(s, s, 4, 5, 6, 7, 0, 0, 0, 0, 12, 13, 14, 15, 8, 8, 8, 8);
   s += __builtin_shufflevector(s, s, 2, 3, 0, 0, 0, 0, 0, 0, 10, 11, 8, 8, 8, 8, 8, 8);
   s += __builtin_shufflevector(s, s, 1, 0, 0, 0, 0, 0, 0, 0, 9, 8, 8, 8, 8, 8, 8, 8);
@@ -57,7 +55,7 @@ YOKE_INLINE Floats16 fold_each_half(Floats16 s) {
 
 // The end of dot() below: lane i + lane i+4, then (0 + 2) + (1 + 3), then the products of the
 // tail from `j` to n in order.
-YOKE_INLINE float lanes_and_tail(const Floats8& s, const float* a, const float* b, int64_t j, int64_t n) {
+YOKE_VECTOR_INLINE float lanes_and_tail(const Floats8& s, const float* a, const float* b, int64_t j, int64_t n) {
   const float t0 = s[0] + s[4], t1 = s[1] + s[5], t2 = s[2] + s[6], t3 = s[3] + s[7];
   return tail((t0 + t2) + (t1 + t3), a, b, j, n);
 }
@@ -66,7 +64,7 @@ YOKE_INLINE float lanes_and_tail(const Floats8& s, const float* a, const float* 
 // of eight, then lane i + lane i+4, then (0 + 2) + (1 + 3), then the tail in order. No fused
 // multiply-add (the file is compiled without contraction), so every machine rounds each product
 // the same way and a decoding step's attention is the same on every x86-64 processor.
-YOKE_INLINE float dot(const float* a, const float* b, int64_t n) {
+YOKE_VECTOR_INLINE float dot(const float* a, const float* b, int64_t n) {
   Floats8 s = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) s += load8(a + j) * load8(b + j);
@@ -78,7 +76,7 @@ YOKE_INLINE float dot(const float* a, const float* b, int64_t n) {
 // two keys share a 16-float vector, each in its own half beside a copy of the query's block, so
 // each half's lanes are dot()'s eight lanes and one instruction does two keys' work, same bits.
 template <bool Wide>
-YOKE_INLINE void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3, int64_t n,
+YOKE_VECTOR_INLINE void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3, int64_t n,
                       float* out) {
   int64_t j = 0;
   if constexpr (Wide) {
@@ -117,7 +115,7 @@ YOKE_INLINE void dot4(const float* a, const float* b0, const float* b1, const fl
 // Inlined into attend()'s versions: compiled alone, for the baseline, it had kept its sums on the
 // stack (8.7% of int8 beam search, perf).
 template <typename Floats>
-YOKE_INLINE void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_pos, float* out, int64_t n) {
+YOKE_VECTOR_INLINE void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_pos, float* out, int64_t n) {
   constexpr int width = sizeof(Floats) / sizeof(float), parts = 64 / width;
   int64_t c = 0;
   for (; c + 64 <= n; c += 64) {
@@ -155,15 +153,11 @@ YOKE_INLINE void weighted_sum(const float* w, int64_t len, const float* v, int64
 // e^−∞ = 0 says); returns their sum: lane i over blocks of 16, then the lanes folded in halves.
 // score has room for whole blocks of 16. glibc's expf, one call a key, had cost more than the
 // keys' dot products in the encoder's attention (int8 greedy search, perf).
-YOKE_INLINE float exponentials(float* score, int64_t len, float top) {
-  const Ints16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const Floats16 zero = {};
+YOKE_VECTOR_INLINE float exponentials(float* score, int64_t len, float top) {
   Floats16 sum = {};
   for (int64_t t = 0; t < len; t += 16) {
     const Floats16 x = load16(score + t) - top;
-    Floats16 e = exp_poly<Floats16, Ints16>(x);
-    e = x < -87.0f ? zero : e;
-    e = lane < int32_t(len - t) ? e : zero;  // lanes past the row: nothing
+    const Floats16 e = first_lanes(x < -87.0f ? Floats16{} : exp_poly<Floats16, Ints16>(x), len - t);
     store16(score + t, e);
     sum += e;
   }
@@ -180,7 +174,7 @@ struct Rows {
 
 // The whole loop over rows and heads. Wide: 16-float vectors, for AVX-512; else 8-float ones.
 template <bool Wide>
-YOKE_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end) {
+YOKE_VECTOR_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t((std::max<int64_t>(a.len, 1) + 15) / 16 * 16));
   for (int64_t b = begin; b < end; ++b) {

@@ -67,6 +67,12 @@ YOKE_VECTOR_INLINE F exp_poly(F x) {
   return y * as_float(bits);
 }
 
+// v with lanes `count` and above set to 0 (a row's last, partial block of 16).
+YOKE_VECTOR_INLINE Floats16 first_lanes(Floats16 v, int64_t count) {
+  const Ints16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  return lane < int32_t(count < 16 ? count : 16) ? v : Floats16{};
+}
+
 // The sum of a vector's lanes in one order: folded in halves (lane i + lane i+8, then i + i+4, ...).
 YOKE_VECTOR_INLINE float fold_halves(const Floats16& v) {
   float lanes[16];
