@@ -3,6 +3,8 @@
 // scales, the zero point's correction and the bias in fp32. Skips where the build has no oneDNN.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -67,6 +69,43 @@ TEST(Int8Matmul, IsItsFormulaUpToFp32Rounding) {
       YOKE_EXPECT_CLOSE(product(x.contiguous(), true), y.relu(), 0, 1e-5);
     }
   }
+}
+
+// Values a few ulps from the middle between two quantization steps: there the rounding of x·(1/scale)
+// before "+ zero" decides the step, so a kernel whose compiler fused the multiply and the add (one
+// rounding) quantizes some of them one step off and misses the formula by a whole weight. Random
+// inputs almost never land there (a fused build passed the test above).
+TEST(Int8Matmul, QuantizesHalfwayValuesAsTheUnfusedFormula) {
+  SKIP_WITHOUT_MATMUL();
+  const float qmax = int8_matmul_has_vnni() ? 255.0f : 127.0f;
+  const float lo = -1.0f, hi = 1.55f;  // the range, held by the first two values
+  const float scale = (hi - lo) / qmax, inv = 1.0f / scale;
+  const float zero = std::clamp(std::nearbyint(-lo / scale), 0.0f, qmax);
+  const int64_t rows = 61, k = 72;  // 4392 values: AVX-512's 16 a step and a tail of 8
+  auto x = at::empty({rows, k});
+  float* v = x.data_ptr<float>();
+  std::mt19937 gen(5);
+  int64_t fused_differs = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float value = (float(i % int64_t(qmax)) + 0.5f - zero) * scale;
+    const int ulps = int(gen() % 9) - 4;
+    for (int u = 0; u < std::abs(ulps); ++u) value = std::nextafter(value, ulps > 0 ? 2.0f : -2.0f);
+    v[i] = i == 0 ? lo : i == 1 ? hi : value;
+    const volatile float product = v[i] * inv;  // volatile: rounded here, as the formula's
+    const auto step = [&](float f) { return std::nearbyint(std::clamp(f, 0.0f, qmax)); };
+    fused_differs += step(product + zero) != step(std::fma(v[i], inv, zero));
+  }
+  // The test can tell: this many values quantize differently when fused (171 of the 4392 with
+  // VNNI's 8 bits, 159 with 7; with _mm512_fmadd_ps in the AVX-512 version this test failed).
+  ASSERT_GT(fused_differs, 50) << "too few values where fusing changes the step";
+  at::manual_seed(13);
+  const auto w = Int8Weight::quantize(at::randn({24, k}) * 0.2);
+  const auto b = at::randn({24});
+  const auto y = Int8Matmul(w, b)(x, false);
+  const auto ref = reference(w, b, x);
+  // The bound of IsItsFormulaUpToFp32Rounding; one step off adds a weight of ~2⁻⁷ of a row's sum.
+  YOKE_EXPECT_AT_MOST(((y.to(at::kDouble) - ref.y).abs() / (ref.magnitude * std::ldexp(1.0, -20) + 1e-30)).max().item<double>(),
+                      1.0);
 }
 
 // Two decoding workers call one model's products at once: each call gets its own scratchpad, and
