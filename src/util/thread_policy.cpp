@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace yoke {
 
@@ -49,6 +50,13 @@ const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma) 
   return nullptr;
 }
 
+const char* openmp_spin_count_for(const char* command) {
+  if (command == nullptr) return nullptr;
+  for (const char* decoding : {"translate", "serve", "generate"})
+    if (std::strcmp(command, decoding) == 0) return "10000";
+  return nullptr;
+}
+
 namespace {
 
 const char* blas_kernels_for_a_newer_cpu() {
@@ -65,12 +73,15 @@ void use_fast_math_library_settings(char** argv) {
   // oneDNN reads its ISA limit at its first primitive, after main starts: no re-execution needed.
   setenv("DNNL_MAX_CPU_ISA", kOneDnnMaxIsa, 0);
   const bool wait = std::getenv("OMP_WAIT_POLICY") == nullptr && setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
+  const char* spins = wait && argv[0] != nullptr ? openmp_spin_count_for(argv[1]) : nullptr;
+  const bool spin = spins != nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr && setenv("GOMP_SPINCOUNT", spins, 0) == 0;
   const char* newer = blas_kernels_for_a_newer_cpu();
   const bool kernels = newer != nullptr && setenv("OPENBLAS_CORETYPE", newer, 0) == 0;
   if (!wait && !kernels) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.
   if (wait) unsetenv("OMP_WAIT_POLICY");
+  if (spin) unsetenv("GOMP_SPINCOUNT");
   if (kernels) unsetenv("OPENBLAS_CORETYPE");
 }
 

@@ -12,18 +12,31 @@
 //   language model of configs/multi30k-lm-en.conf, docs/performance.md). Where the processor has
 //   AVX-512 (F, BW, VL, DQ, CD) the SkylakeX kernels run on it, else where it has AVX2 and FMA the
 //   Haswell kernels: what a newer OpenBLAS would use at least.
+// - GOMP_SPINCOUNT (see openmp_spin_count_for): how long a PASSIVE thread still spins before it
+//   sleeps, for the decoding commands.
 // - DNNL_MAX_CPU_ISA (see kOneDnnMaxIsa), read later, at oneDNN's first primitive.
 #pragma once
 
 namespace yoke {
 
-// When OMP_WAIT_POLICY is unset, sets it to PASSIVE; when OPENBLAS_CORETYPE is unset and OpenBLAS
+// When OMP_WAIT_POLICY is unset, sets it to PASSIVE, and GOMP_SPINCOUNT (when unset too) to
+// openmp_spin_count_for(argv[1]); when OPENBLAS_CORETYPE is unset and OpenBLAS
 // fell back to its generic kernels, sets it to SkylakeX on a processor with AVX-512, else to
 // Haswell on one with AVX2 and FMA. If it set
 // either, re-executes this program with the same arguments (it does not return then). Values the
 // user set are kept. If the re-execution fails, returns and the program runs on as it was.
 // It also sets DNNL_MAX_CPU_ISA to kOneDnnMaxIsa when unset.
 void use_fast_math_library_settings(char** argv);
+
+// Pure: the GOMP_SPINCOUNT to run the yoke command `command` with (argv[1]; may be null), or
+// nullptr for none, i.e. PASSIVE's 0. An idle libgomp thread spins this many times (libgomp's
+// estimate: 100,000 a millisecond) before it sleeps. Decoding one batch on several threads runs
+// many small parallel regions a step (oneDNN's and LibTorch's, on libgomp's pool alone), and
+// waking a sleeping thread for each cost more than the region: with 10,000 spins `translate
+// --threads 2 --workers 1` ran 1.19× (fp32 beam 4) to 1.5× (int8) faster, and two workers
+// unchanged, on a 2-core AMD EPYC (docs/performance.md). Training keeps 0: there OpenBLAS's own
+// thread pool needs the cores (100,000 spins made a 2-thread training step ~15% slower).
+const char* openmp_spin_count_for(const char* command);
 
 // The most oneDNN may use: everything up to AVX-512 with VNNI and BF16, not AMX. Decoding
 // multiplies a few rows at a time, and there AMX's kernels lose to AVX-512's: on a 2-core Intel

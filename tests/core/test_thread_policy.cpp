@@ -1,5 +1,5 @@
 // util/thread_policy.h: which OpenBLAS kernels `yoke` runs with when OpenBLAS does not know the
-// processor. The rule is pure; the re-execution around it is exercised by every torch test run.
+// processor, and which commands' OpenMP threads spin before they sleep. The rules are pure; the re-execution around it is exercised by every torch test run.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,4 +24,12 @@ TEST(ThreadPolicy, OnlyTheGenericKernelsAreReplacedAndByTheWidestTheProcessorRun
   // Products not by OpenBLAS: nothing to choose.
   EXPECT_EQ(or_keep(blas_kernels_to_use("", true, true)), "(keep)");
   EXPECT_EQ(or_keep(blas_kernels_to_use(nullptr, true, true)), "(keep)");
+}
+
+TEST(ThreadPolicy, OnlyTheDecodingCommandsSpinBeforeTheySleep) {
+  for (const char* decoding : {"translate", "serve", "generate"}) EXPECT_EQ(or_keep(openmp_spin_count_for(decoding)), "10000") << decoding;
+  // Training shares the cores with OpenBLAS's own pool; the rest decode little or nothing.
+  for (const char* other : {"train", "experiment", "score", "quantize", "export", "--help", "translatex", ""})
+    EXPECT_EQ(or_keep(openmp_spin_count_for(other)), "(keep)") << other;
+  EXPECT_EQ(or_keep(openmp_spin_count_for(nullptr)), "(keep)");
 }
