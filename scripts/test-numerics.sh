@@ -46,10 +46,12 @@ not_numeric+=':ResumeCli.ANewRunNever*:ResumeCli.AverageWritesOnly*:Ctranslate2E
 # against import, a report rebuilt from its files): no kernel family can make them differ unless
 # one run is not deterministic, which the normal run would show. --all keeps them.
 same_kernels_only='Results.*:Experiment.*:TranslateCli.*:ExportCli.*:HfImport.*:TrainCli.*:BridgingCli.*:ServeCli.*'
-# And, for CI's budget, the CTranslate2 export's checks (minutes: a Multi30k model trained and
-# decoded by both engines; CTranslate2's own products do not depend on OpenBLAS's family): --all
-# runs them on every family.
-same_kernels_only+=':Ctranslate2Export.*'
+# And, for CI's budget, the suites that train and run other engines for minutes: the CTranslate2
+# export's checks (a Multi30k model trained and decoded by both engines; CTranslate2's own products
+# do not depend on OpenBLAS's family), the Hugging Face export's (two Multi30k models and
+# transformers.js in node) and distributed training's (Gloo ranks as processes): these two were
+# half of this rerun's time (~40 s of 80 on 2 cores). --all runs all three on every family.
+same_kernels_only+=':Ctranslate2Export.*:HfExport.*:DistributedCli.*'
 
 # run_suite CORETYPE THREADS MARGINS_FILE EXCLUDED: the tests but EXCLUDED in one shard per core,
 # side by side (gtest's sharding: each shard runs every n-th test); appends "coretype/threads test
