@@ -125,8 +125,8 @@ at::Tensor Int8Matmul::operator()(const at::Tensor& x, bool relu) const {
   auto col_scale = at::empty({s.n}, x.options());
   auto col_add = at::empty({1, s.n}, x.options());
   float *cs = col_scale.data_ptr<float>(), *ca = col_add.data_ptr<float>();
-  int8::column_terms(s.scales.data_ptr<float>(), s.column_sums.data_ptr<float>(), s.bias.data_ptr<float>(), scale, zero, cs,
-               ca, s.n);
+  int8::column_terms(s.scales.data_ptr<float>(), s.column_sums.data_ptr<float>(), s.bias.data_ptr<float>(), scale, zero,
+                     cs, ca, s.n);
 
   auto y = at::empty({padded, s.n}, x.options());
   const auto& eng = cpu_engine();

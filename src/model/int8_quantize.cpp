@@ -9,6 +9,11 @@ namespace yoke::int8 {
 
 namespace {
 
+// One value by the formula (int8_quantize.h); the vector versions' tails, and what their lanes give.
+inline uint8_t quantize_one(float x, float inv_scale, float zero, float qmax) {
+  return uint8_t(std::nearbyint(std::clamp(x * inv_scale + zero, 0.0f, qmax)));
+}
+
 // The smallest and largest of n floats (SSE2: every x86-64 processor has it). Four lane sets, so
 // that no min or max waits for the one before it.
 std::pair<float, float> range_of_sse2(const float* x, int64_t n) {
@@ -63,7 +68,7 @@ __attribute__((target("avx512f"))) void quantize_avx512(const float* x, uint8_t*
     const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), s), z), lo), hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(y)));
   }
-  for (; i < n; ++i) q[i] = uint8_t(std::nearbyint(std::clamp(x[i] * inv_scale + zero, 0.0f, qmax)));
+  for (; i < n; ++i) q[i] = quantize_one(x[i], inv_scale, zero, qmax);
 }
 
 // Rounds to nearest even, as _mm_cvtps_epi32 does.
@@ -78,7 +83,7 @@ void quantize_sse2(const float* x, uint8_t* q, int64_t n, float inv_scale, float
     const __m128i b = _mm_packs_epi32(four(x + i + 8), four(x + i + 12));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packus_epi16(a, b));
   }
-  for (; i < n; ++i) q[i] = uint8_t(std::nearbyint(std::clamp(x[i] * inv_scale + zero, 0.0f, qmax)));
+  for (; i < n; ++i) q[i] = quantize_one(x[i], inv_scale, zero, qmax);
 }
 
 const bool kHasAvx512 = __builtin_cpu_supports("avx512f");

@@ -1,5 +1,6 @@
 // util/thread_policy.h: which OpenBLAS kernels `yoke` runs with when OpenBLAS does not know the
-// processor, and which commands' OpenMP threads spin before they sleep. The rules are pure; the re-execution around it is exercised by every torch test run.
+// processor, and which commands' OpenMP threads spin before they sleep. The rules are pure; the
+// re-execution around them is exercised by every torch test run.
 #include <gtest/gtest.h>
 
 #include <string>
