@@ -10,18 +10,21 @@
 # that did not finish, from their checkpoints.
 #
 #   scripts/run-grid-parallel.sh --grid FILE --out DIR [--jobs N] [--seconds S] [--set KEY=VALUE ...]
-#                                [--no-report | --report-only]
+#                                [--resume-from EXPORT] [--no-report | --report-only]
 #     --jobs N      processes at once (default: every run of the grid)
 #     --seconds S   interrupt every run still going S seconds after the start (SIGINT: it saves a
 #                   checkpoint and the same command resumes it)
 #     --set         config override for every run, as for `yoke experiment`
 #     --report-only gather and report, run nothing (OUT/parts brought back from a GPU machine)
+#     --resume-from EXPORT  first fill OUT/parts with the finished runs of EXPORT, this grid's folder
+#                   committed by `yoke report --export` (no checkpoints): a fresh clone or another
+#                   machine then runs only what EXPORT lacks (a run EXPORT holds unfinished starts over)
 # The grid must list its seeds (`seeds = 1 2 3`); `seeds = auto` adds seeds one at a time, which
 # `yoke experiment` alone does. Environment: YOKE (default build/yoke).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-grid="" out="" jobs=0 seconds=0 report=1 run=1 sets=()
+grid="" out="" jobs=0 seconds=0 report=1 run=1 sets=() resume_from=
 while [ $# -gt 0 ]; do
   case "$1" in
     --grid) grid="$2"; shift ;;
@@ -31,7 +34,8 @@ while [ $# -gt 0 ]; do
     --set) sets+=(--set "$2"); shift ;;
     --no-report) report=0 ;;
     --report-only) run=0 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --resume-from) resume_from="$2"; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run-grid-parallel: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -51,6 +55,38 @@ mapfile -t variants < <(sed -nE 's/^[[:space:]]*\[variant[[:space:]]+([^]]+)\][[
 [ ${#variants[@]} -gt 0 ] || { echo "run-grid-parallel: $grid: no [variant NAME] sections" >&2; exit 2; }
 
 mkdir -p "$out/parts"
+if [ -n "$resume_from" ]; then
+  # Each finished run of the export becomes its own part again: its files, and the export's record
+  # narrowed to that part's own calls (the calls of runs the export does not hold finished are left
+  # out: those runs start over). A part OUT already holds finished is kept as it is.
+  python3 - "$resume_from" "$out" "$grid" <<'PY'
+import json, os, shutil, sys
+export, out, grid = sys.argv[1:4]
+path = os.path.join(export, "experiment.json")
+if not os.path.isfile(path):
+    sys.exit(f"run-grid-parallel: --resume-from {export}: no experiment.json (a folder of `yoke report --export`)")
+record = json.load(open(path))
+if os.path.realpath(record.get("grid", {}).get("path", "")) != os.path.realpath(grid):
+    sys.exit(f"run-grid-parallel: --resume-from {export}: its runs are of the grid {record.get('grid', {}).get('path')}, not {grid}")
+taken = 0
+for v in record["variants"]:
+    for s in record["seeds"]:
+        run = os.path.join(export, "runs", v, f"seed{s}")
+        part = os.path.join(out, "parts", f"{v}-s{s}")
+        if not os.path.isfile(os.path.join(run, "result.json")) or \
+           os.path.isfile(os.path.join(part, "runs", v, f"seed{s}", "result.json")):
+            continue
+        if os.path.exists(part):
+            shutil.rmtree(part)  # an unfinished run of OUT's own: the export's finished one replaces it
+        shutil.copytree(run, os.path.join(part, "runs", v, f"seed{s}"))
+        own = dict(record, variants=[v], seeds=[s], baseline=v)
+        own["invocations"] = [c for c in record.get("invocations", []) if c["command"].endswith(f"/parts/{v}-s{s}")]
+        with open(os.path.join(part, "experiment.json"), "w") as f:
+            json.dump(own, f, indent=2)
+        taken += 1
+print(f"run-grid-parallel: {taken} finished runs taken from {export}", file=sys.stderr)
+PY
+fi
 start=$(date +%s)
 running=0 launched=0
 for s in $seeds; do

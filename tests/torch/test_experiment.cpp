@@ -531,6 +531,25 @@ TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
   EXPECT_FALSE(decision["comparisons"][0].at("interim").get<bool>());
   EXPECT_EQ(decision["comparisons"][0].at("seeds_b"), nlohmann::json::array({1, 2}));
   EXPECT_NE(slurp(out / "report.md").find("## Registered decision"), std::string::npos);
+  // A fresh clone resumes from the committed export (no checkpoints): every finished run becomes
+  // its part again, with its own calls, and the gathered report reads as the original.
+  const auto exported = work_dir() / "parallel-export", resumed = work_dir() / "parallel-resumed";
+  fs::remove_all(exported);
+  fs::remove_all(resumed);
+  ASSERT_EQ(run({YOKE_BINARY, "report", out.string(), "--export", exported.string()}, work_dir() / "export.log"), 0)
+      << slurp(work_dir() / "export.log");
+  auto resume = base;
+  resume[resume.size() - 3] = resumed.string();  // --out
+  resume.insert(resume.end(), {"--resume-from", exported.string(), "--report-only"});
+  ASSERT_EQ(run(resume, work_dir() / "resumed.log"), 0) << slurp(work_dir() / "resumed.log");
+  EXPECT_NE(slurp(work_dir() / "resumed.log").find("4 finished runs taken from"), std::string::npos)
+      << slurp(work_dir() / "resumed.log");
+  EXPECT_EQ(read_json(resumed / "report.json").at("variants"), read_json(out / "report.json").at("variants"));
+  EXPECT_EQ(read_json(resumed / "parts" / "dot-s2" / "experiment.json").at("invocations").size(), 1u);
+  size_t resumed_calls = 0;
+  for (const auto& call : read_json(resumed / "experiment.json").at("invocations"))
+    resumed_calls += call.at("command").get<std::string>().find(out.string() + "/parts/") != std::string::npos;
+  EXPECT_EQ(resumed_calls, 4u) << "the parts' calls are the original run's";
   // Parts whose designs differ are not gathered into one report.
   auto part = read_json(out / "parts" / "cosine-s2" / "experiment.json");
   part["registration"]["design"]["seeds"] = {2};
