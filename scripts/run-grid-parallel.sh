@@ -68,6 +68,13 @@ if not os.path.isfile(path):
 record = json.load(open(path))
 if os.path.realpath(record.get("grid", {}).get("path", "")) != os.path.realpath(grid):
     sys.exit(f"run-grid-parallel: --resume-from {export}: its runs are of the grid {record.get('grid', {}).get('path')}, not {grid}")
+def part_of(command):
+    # the part a call ran: the last folder of its --out, when that lies in a parts/ folder
+    words = command.split()
+    for i, word in enumerate(words[:-1]):
+        if word == "--out" and os.path.basename(os.path.dirname(words[i + 1].rstrip("/"))) == "parts":
+            return os.path.basename(words[i + 1].rstrip("/"))
+    return None
 taken = 0
 for v in record["variants"]:
     for s in record["seeds"]:
@@ -80,7 +87,7 @@ for v in record["variants"]:
             shutil.rmtree(part)  # an unfinished run of OUT's own: the export's finished one replaces it
         shutil.copytree(run, os.path.join(part, "runs", v, f"seed{s}"))
         own = dict(record, variants=[v], seeds=[s], baseline=v)
-        own["invocations"] = [c for c in record.get("invocations", []) if c["command"].endswith(f"/parts/{v}-s{s}")]
+        own["invocations"] = [c for c in record.get("invocations", []) if part_of(c["command"]) == f"{v}-s{s}"]
         with open(os.path.join(part, "experiment.json"), "w") as f:
             json.dump(own, f, indent=2)
         taken += 1

@@ -166,6 +166,11 @@ std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::str
   return found;
 }
 
+void prune_numbered_checkpoints(const std::string& dir, int keep) {
+  const auto numbered = numbered_checkpoints(dir);
+  for (size_t i = 0; i + size_t(std::max(1, keep)) < numbered.size(); ++i) std::filesystem::remove(numbered[i].second);
+}
+
 CheckpointHeader read_checkpoint_header(const std::string& path) {
   require_regular_file(path, "checkpoint");
   std::ifstream in(path, std::ios::binary);

@@ -42,6 +42,8 @@ std::string numbered_checkpoint_name(int64_t update);
 std::optional<int64_t> numbered_checkpoint_update(const std::string& file_name);
 // Those in `dir` as (update, path), oldest first; other files are ignored.
 std::vector<std::pair<int64_t, std::string>> numbered_checkpoints(const std::string& dir);
+// Removes all but the newest `keep` (at least 1) numbered checkpoints of `dir`.
+void prune_numbered_checkpoints(const std::string& dir, int keep);
 
 // The names of a checkpoint's tensors are owned here and in store/int8_model.h (int8 weights):
 // a model parameter or buffer NAME is stored as "model.NAME".

@@ -192,6 +192,20 @@ void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
        << st.best_update << "; copied " << from.filename().string() << std::endl;
 }
 
+void repair_numbered(const Config& cfg, const LoopState& st, std::ostream& log) {
+  const fs::path dir(cfg.save_dir), last = dir / kCheckpointLast, numbered = dir / numbered_checkpoint_name(st.update);
+  if (fs::exists(numbered) || !fs::exists(last)) return;
+  Checkpoint c = load_checkpoint(last.string());
+  const std::string reason = c.meta.value("reason", std::string());
+  if (reason != "valid" && reason != "interval") return;  // Trainer::save wrote no numbered copy
+  for (auto it = c.tensors.begin(); it != c.tensors.end();)
+    it = it->first.rfind("optimizer.", 0) == 0 ? c.tensors.erase(it) : std::next(it);
+  save_checkpoint(numbered.string(), c);
+  prune_numbered_checkpoints(dir.string(), cfg.keep_last);
+  log << "repaired " << numbered.string() << ": it was missing, but checkpoint_last (update " << st.update
+      << ", saved at a " << (reason == "valid" ? "validation" : "save interval") << ") holds its weights" << std::endl;
+}
+
 nlohmann::json InitSource::to_json() const {
   nlohmann::json j = {{"checkpoint", checkpoint}, {"data", data}};
   j["update"] = update >= 0 ? nlohmann::json(update) : nlohmann::json();

@@ -33,6 +33,11 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
 // writing checkpoint_last and copying it to checkpoint_best leaves the older one behind.
 void repair_best(const Config& cfg, const LoopState& st, std::ostream& log);
 
+// The numbered checkpoint of checkpoint_last's update, when that update saved one: a kill after
+// checkpoint_last was written and before its weights-only copy leaves it missing, and averaging
+// would then take another set of checkpoints than the run without the kill.
+void repair_numbered(const Config& cfg, const LoopState& st, std::ostream& log);
+
 // The model a run starts from (init_from): the checkpoint file, and the update and data it was
 // trained to, for the log and metrics.jsonl.
 struct InitSource {

@@ -182,9 +182,9 @@ void Trainer::save(const std::string& reason) {
             {"train_data", train_checksums_}, {"run", run_id_}};
   put_model_weights(c, module_state(*model_));
   const fs::path dir(cfg_.save_dir);
-  // checkpoint_last first: a kill before the numbered copy below loses one averaging candidate,
-  // where the other order could leave a folder of checkpoints with nothing to resume from
-  // (which a new run would then refuse, store/run_folder.h).
+  // checkpoint_last first: a kill before the numbered copy below leaves it to repair_numbered on
+  // resuming, where the other order could leave a folder of checkpoints with nothing to resume
+  // from (which a new run would then refuse, store/run_folder.h).
   Checkpoint last = c;
   last.tensors["optimizer.exp_avg"] = opt_->exp_avg();
   last.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
@@ -192,8 +192,7 @@ void Trainer::save(const std::string& reason) {
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
   if (reason == "valid" || reason == "interval") {
     save_checkpoint((dir / numbered_checkpoint_name(st_.update)).string(), c);
-    const auto numbered = numbered_checkpoints(dir.string());
-    for (size_t i = 0; i + size_t(std::max(1, cfg_.keep_last)) < numbered.size(); ++i) fs::remove(numbered[i].second);
+    prune_numbered_checkpoints(dir.string(), cfg_.keep_last);
   }
 }
 
@@ -250,7 +249,10 @@ TrainResult Trainer::run() {
   if (resumed_at) st_ = *resumed_at;
   else if (init_source) load_init_weights(*init_source, *model_, log_);  // rank 0's weights go to every rank below
   const bool resumed = share_start(group_.get(), *opt_, st_, resumed_at.has_value());
-  if (resumed && writer()) repair_best(cfg_, st_, log_);
+  if (resumed && writer()) {
+    repair_best(cfg_, st_, log_);  // first: it may need a numbered checkpoint that keep_last prunes below
+    repair_numbered(cfg_, st_, log_);
+  }
   if (writer()) report_->open_metrics((fs::path(cfg_.save_dir) / kMetricsLog).string(), resumed ? st_.update : -1);
   report_->start(total, counts, resumed, st_.update, init_source ? init_source->to_json() : nlohmann::json());
 

@@ -541,13 +541,14 @@ TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
   auto resume = base;
   resume[resume.size() - 3] = resumed.string();  // --out
   resume.insert(resume.end(), {"--resume-from", exported.string(), "--report-only"});
-  ASSERT_EQ(run(resume, work_dir() / "resumed.log"), 0) << slurp(work_dir() / "resumed.log");
-  EXPECT_NE(slurp(work_dir() / "resumed.log").find("4 finished runs taken from"), std::string::npos)
-      << slurp(work_dir() / "resumed.log");
+  const auto resumed_log = work_dir() / "parallel-resumed.log";
+  ASSERT_EQ(run(resume, resumed_log), 0) << slurp(resumed_log);
+  EXPECT_NE(slurp(resumed_log).find("4 finished runs taken from"), std::string::npos) << slurp(resumed_log);
   EXPECT_EQ(read_json(resumed / "report.json").at("variants"), read_json(out / "report.json").at("variants"));
   EXPECT_EQ(read_json(resumed / "parts" / "dot-s2" / "experiment.json").at("invocations").size(), 1u);
   size_t resumed_calls = 0;
-  for (const auto& call : read_json(resumed / "experiment.json").at("invocations"))
+  const nlohmann::json resumed_record = read_json(resumed / "experiment.json");  // outlives the loop
+  for (const auto& call : resumed_record.at("invocations"))
     resumed_calls += call.at("command").get<std::string>().find(out.string() + "/parts/") != std::string::npos;
   EXPECT_EQ(resumed_calls, 4u) << "the parts' calls are the original run's";
   // Parts whose designs differ are not gathered into one report.

@@ -119,6 +119,33 @@ TEST(ResumeCli, ACheckpointBestBehindTheRecordedBestIsRepaired) {
   EXPECT_EQ(slurp(dir / "checkpoint_best.ykp"), slurp(dir / "checkpoint_last.ykp"));
 }
 
+// A kill after checkpoint_last (update 20, a validation) was written and before its numbered
+// copy: averaging the last checkpoints took another set than the run without the kill (seen as
+// Experiment.TinyGridRunsReportsAndResumes failing under load). The next start writes the copy.
+TEST(ResumeCli, AMissingNumberedCheckpointOfTheLastValidationIsRepaired) {
+  const auto dir = copy_of_trained("resume-torn-numbered");
+  ASSERT_TRUE(fs::remove(dir / "checkpoint_u20.ykp"));
+  const auto log = work_dir() / "resume-torn-numbered.log";
+  ASSERT_EQ(run(train_args(dir, 20), log), 0) << slurp(log);  // at its limit: resumes and stops at once
+  EXPECT_NE(slurp(log).find("repaired " + (dir / "checkpoint_u20.ykp").string() + ": it was missing"),
+            std::string::npos) << slurp(log);
+  // What Trainer::save writes there: checkpoint_last without the optimizer's moments.
+  const auto repaired = load_checkpoint((dir / "checkpoint_u20.ykp").string());
+  const auto original = load_checkpoint((trained() / "checkpoint_u20.ykp").string());
+  EXPECT_EQ(repaired.meta, original.meta);
+  ASSERT_EQ(repaired.tensors.size(), original.tensors.size());
+  for (const auto& [name, t] : original.tensors) {
+    ASSERT_TRUE(repaired.tensors.count(name)) << name;
+    EXPECT_TRUE(repaired.tensors.at(name).equal(t)) << name;  // the same bytes, copied: exact
+  }
+  EXPECT_TRUE(fs::exists(dir / "checkpoint_u10.ykp")) << "keep_last keeps both";
+  // Present, it is left alone.
+  const auto before = fs::last_write_time(dir / "checkpoint_u20.ykp");
+  ASSERT_EQ(run(train_args(dir, 20), log), 0) << slurp(log);
+  EXPECT_EQ(slurp(log).find("repaired"), std::string::npos) << slurp(log);
+  EXPECT_EQ(fs::last_write_time(dir / "checkpoint_u20.ykp"), before);
+}
+
 // Another data set (or the same one prepared again) with other vocabularies: the resumed run used
 // to copy them over the model's own and train on under the old embeddings.
 TEST(ResumeCli, DataWithOtherVocabulariesIsRefused) {
