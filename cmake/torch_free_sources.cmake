@@ -1,8 +1,9 @@
 # yoke_skip_pch_without_torch(SOURCE...): sources that include no LibTorch header, directly or
 # through the project's own headers, compile without the target's precompiled header. Loading
 # LibTorch's header costs a file that does not use it more than parsing its own includes does
-# (GCC 12, -O2: src/experiment/grid.cpp 12.8 s of CPU through the header, 4.0 s without;
-# src/serve/http_listener.cpp 46.8 against 20.6 s). The scan reads `#include` lines at configure
+# (GCC 12, -O2, the idle 2-core Intel Xeon, CPU seconds through the header and without:
+# src/experiment/grid.cpp 4.7 and 3.0, src/train/train_state.cpp 3.5 and 1.9,
+# src/serve/http_listener.cpp 18.7 and 16.5). The scan reads `#include` lines at configure
 # time (quoted ones resolved beside the file, then under src/, tests/torch/ and the source root); a
 # file that later starts to include LibTorch still compiles, only without the header's speed-up,
 # until CMake configures again.
