@@ -88,8 +88,10 @@ for v in record["variants"]:
         shutil.copytree(run, os.path.join(part, "runs", v, f"seed{s}"))
         own = dict(record, variants=[v], seeds=[s], baseline=v)
         own["invocations"] = [c for c in record.get("invocations", []) if part_of(c["command"]) == f"{v}-s{s}"]
-        with open(os.path.join(part, "experiment.json"), "w") as f:
+        record_path = os.path.join(part, "experiment.json")
+        with open(record_path + ".tmp", "w") as f:  # as the gathered record below: whole or not at all
             json.dump(own, f, indent=2)
+        os.replace(record_path + ".tmp", record_path)
         taken += 1
 print(f"run-grid-parallel: {taken} finished runs taken from {export}", file=sys.stderr)
 PY

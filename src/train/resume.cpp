@@ -192,14 +192,18 @@ void repair_best(const Config& cfg, const LoopState& st, std::ostream& log) {
        << st.best_update << "; copied " << from.filename().string() << std::endl;
 }
 
+bool saves_numbered_copy(const std::string& reason) { return reason == "valid" || reason == "interval"; }
+
 void repair_numbered(const Config& cfg, const LoopState& st, std::ostream& log) {
   const fs::path dir(cfg.save_dir), last = dir / kCheckpointLast, numbered = dir / numbered_checkpoint_name(st.update);
   if (fs::exists(numbered) || !fs::exists(last)) return;
+  // The header first: most resumes (after a signal or at the end) have no copy to repair, and
+  // resume() reads the whole file already.
+  const std::string reason = read_checkpoint_header(last.string()).meta.value("reason", std::string());
+  if (!saves_numbered_copy(reason)) return;
   Checkpoint c = load_checkpoint(last.string());
-  const std::string reason = c.meta.value("reason", std::string());
-  if (reason != "valid" && reason != "interval") return;  // Trainer::save wrote no numbered copy
-  for (auto it = c.tensors.begin(); it != c.tensors.end();)
-    it = it->first.rfind("optimizer.", 0) == 0 ? c.tensors.erase(it) : std::next(it);
+  c.tensors.erase("optimizer.exp_avg");  // what Trainer::save adds to checkpoint_last beyond the copy
+  c.tensors.erase("optimizer.exp_avg_sq");
   save_checkpoint(numbered.string(), c);
   prune_numbered_checkpoints(dir.string(), cfg.keep_last);
   log << "repaired " << numbered.string() << ": it was missing, but checkpoint_last (update " << st.update

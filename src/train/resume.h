@@ -33,6 +33,10 @@ std::optional<LoopState> resume(const Config& cfg, int world, Transformer& model
 // writing checkpoint_last and copying it to checkpoint_best leaves the older one behind.
 void repair_best(const Config& cfg, const LoopState& st, std::ostream& log);
 
+// Whether Trainer::save writes a numbered (weights-only) copy beside checkpoint_last for a save of
+// this reason: at validations and save intervals, for averaging.
+bool saves_numbered_copy(const std::string& reason);
+
 // The numbered checkpoint of checkpoint_last's update, when that update saved one: a kill after
 // checkpoint_last was written and before its weights-only copy leaves it missing, and averaging
 // would then take another set of checkpoints than the run without the kill.

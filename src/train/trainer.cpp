@@ -190,7 +190,7 @@ void Trainer::save(const std::string& reason) {
   last.tensors["optimizer.exp_avg_sq"] = opt_->exp_avg_sq();
   save_checkpoint((dir / kCheckpointLast).string(), last);
   // Numbered checkpoints hold weights only: they exist for averaging and evaluation.
-  if (reason == "valid" || reason == "interval") {
+  if (saves_numbered_copy(reason)) {
     save_checkpoint((dir / numbered_checkpoint_name(st_.update)).string(), c);
     prune_numbered_checkpoints(dir.string(), cfg_.keep_last);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -539,7 +540,7 @@ TEST(Experiment, RunGridParallelGathersThePartsAndTheirProvenance) {
   ASSERT_EQ(run({YOKE_BINARY, "report", out.string(), "--export", exported.string()}, work_dir() / "export.log"), 0)
       << slurp(work_dir() / "export.log");
   auto resume = base;
-  resume[resume.size() - 3] = resumed.string();  // --out
+  *std::next(std::find(resume.begin(), resume.end(), "--out")) = resumed.string();
   resume.insert(resume.end(), {"--resume-from", exported.string(), "--report-only"});
   const auto resumed_log = work_dir() / "parallel-resumed.log";
   ASSERT_EQ(run(resume, resumed_log), 0) << slurp(resumed_log);
