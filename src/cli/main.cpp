@@ -63,6 +63,10 @@ bool standard_output_written(const std::string& who) {
   return true;
 }
 
+// One write for the whole line: workers of `--nproc` and the launcher share this stderr, and a
+// line written in pieces interleaves with theirs.
+void error_line(const std::string& line) { std::cerr << (line + "\n") << std::flush; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,22 +89,23 @@ int main(int argc, char** argv) {
       return rc;
     } catch (const yoke::InputError& e) {
       yoke::clear_progress_line();
-      std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
+      error_line(std::string("yoke ") + c.name + ": error: " + e.what());
       return 2;
     } catch (const yoke::RunError& e) {
       yoke::clear_progress_line();
-      std::cerr << "yoke " << c.name << ": error: " << e.what() << std::endl;
+      error_line(std::string("yoke ") + c.name + ": error: " + e.what());
       return 1;
     } catch (const std::filesystem::filesystem_error& e) {
       yoke::clear_progress_line();
       // A path the user gave that the file system refuses (a loop of symbolic links, no permission,
       // a full disk): the path and the cause, as for any input of theirs, not an internal error.
-      std::cerr << "yoke " << c.name << ": error: " << (e.path1().empty() ? std::string() : e.path1().string() + ": ")
-                << e.code().message() << (e.path2().empty() ? "" : " (with " + e.path2().string() + ")") << std::endl;
+      error_line(std::string("yoke ") + c.name + ": error: " +
+                 (e.path1().empty() ? std::string() : e.path1().string() + ": ") + e.code().message() +
+                 (e.path2().empty() ? "" : " (with " + e.path2().string() + ")"));
       return 2;
     } catch (const std::exception& e) {
       yoke::clear_progress_line();
-      std::cerr << "yoke " << c.name << ": internal error: " << e.what() << std::endl;
+      error_line(std::string("yoke ") + c.name + ": internal error: " + e.what());
       return 1;
     }
   }

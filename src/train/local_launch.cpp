@@ -126,8 +126,11 @@ int run_local_workers(int nproc, const std::vector<std::string>& argv, std::ostr
           first_failure = exit_code(status);
           // An interrupted run ends every worker with 128 + signal by itself: no need to say more.
           if (!(WIFEXITED(status) && first_failure > 128 && g_last_signal.load() > 0 && first_failure == 128 + g_last_signal)) {
-            log << "yoke: worker rank " << r << " (pid " << pid << ") " << describe(status)
-                << "; stopping the other " << running << " worker" << (running == 1 ? "" : "s") << std::endl;
+            // One write: the workers share this stream, and a message in pieces interleaves with theirs.
+            log << ("yoke: worker rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
+                    describe(status) + "; stopping the other " + std::to_string(running) + " worker" +
+                    (running == 1 ? "" : "s") + "\n")
+                << std::flush;
             signal_all(SIGTERM);
             kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(grace_s * 1000));
             killing = true;

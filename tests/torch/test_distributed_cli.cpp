@@ -259,6 +259,44 @@ TEST(DistributedCli, TheLauncherNamesTheWorkerThatDiedAndStopsTheRest) {
       << log;
 }
 
+// A worker for the next test: this test program started again by run_local_workers. It exits
+// with the status in YOKE_TEST_WORKER_EXIT when it is rank 1, and with 0 otherwise.
+TEST(DistributedCli, WorkerThatExitsAsItsEnvironmentSays) {
+  const char* code = std::getenv("YOKE_TEST_WORKER_EXIT");
+  const char* rank = std::getenv("RANK");
+  if (!code || !rank) GTEST_SKIP() << "run only as a worker of LaunchersMessageIsOneWrite";
+  std::_Exit(std::string(rank) == "1" ? std::atoi(code) : 0);
+}
+
+// The launcher's message shares stderr with its workers' messages: written in pieces, it came out
+// with a worker's error inside it (CI, bdc4fa6). Each piece the stream receives is recorded.
+TEST(DistributedCli, LaunchersMessageIsOneWrite) {
+  struct Pieces : std::streambuf {
+    std::vector<std::string> seen;
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      seen.emplace_back(s, size_t(n));
+      return n;
+    }
+    int overflow(int c) override {
+      if (c != EOF) seen.emplace_back(1, char(c));
+      return c;
+    }
+  } pieces;
+  std::ostream log(&pieces);
+  setenv("YOKE_TEST_WORKER_EXIT", "3", 1);
+  const int rc = run_local_workers(
+      2, {"yoke_torch_tests", "--gtest_filter=DistributedCli.WorkerThatExitsAsItsEnvironmentSays"}, log, 5);
+  unsetenv("YOKE_TEST_WORKER_EXIT");
+  EXPECT_EQ(rc, 3);
+  std::string all;
+  for (const auto& p : pieces.seen) all += p;
+  size_t whole = 0;
+  for (const auto& p : pieces.seen)
+    whole += p.rfind("yoke: worker rank 1 (pid ", 0) == 0 && p.find("exited with status 3") != std::string::npos &&
+             p.back() == '\n';
+  EXPECT_EQ(whole, 1u) << pieces.seen.size() << " pieces: " << all;
+}
+
 TEST(DistributedCli, WrongEnvironmentIsAnErrorNamingTheVariable) {
   const auto dir = work_dir() / "dist_env";
   auto rc = [&](const std::map<std::string, std::string>& env, const std::string& name) {
