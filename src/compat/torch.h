@@ -15,6 +15,12 @@
 #include <ATen/autocast_mode.h>
 #endif
 
+// at::parallel_for is inline: without OpenMP in this file's compilation it runs serially (see
+// CMakeLists.txt, OpenMP::OpenMP_CXX), and yoke's kernels would ignore --threads without a word.
+#if AT_PARALLEL_OPENMP && !defined(_OPENMP)
+#error "LibTorch runs its threads on OpenMP: compile yoke with OpenMP (-fopenmp), or at::parallel_for is serial"
+#endif
+
 namespace yoke::compat {
 
 constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;

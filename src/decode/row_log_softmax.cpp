@@ -1,6 +1,6 @@
 #include "decode/row_log_softmax.h"
 
-#include <ATen/Parallel.h>
+#include "compat/torch.h"  // at::parallel_for, compiled with OpenMP
 
 #include <cmath>
 #include <cstring>

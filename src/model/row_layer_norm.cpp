@@ -1,6 +1,6 @@
 #include "model/row_layer_norm.h"
 
-#include <ATen/Parallel.h>
+#include "compat/torch.h"  // at::parallel_for, compiled with OpenMP
 
 #include <cmath>
 #include <cstring>

@@ -1,7 +1,7 @@
 #include "model/single_query_attention.h"
 
 #include <ATen/ExpandUtils.h>
-#include <ATen/Parallel.h>
+#include "compat/torch.h"  // at::parallel_for, compiled with OpenMP
 
 #include <algorithm>
 #include <cmath>
