@@ -77,7 +77,9 @@ run_suite() {
       failed=1
     fi
     local n
-    n=$(grep -oE '^\[  PASSED  \] [0-9]+' "${logs[$i]}" | grep -oE '[0-9]+$')
+    # The binary's own summary is its last such line: a test's child process (a worker of
+    # `--nproc`) may print a summary of its own earlier.
+    n=$(grep -oE '^\[  PASSED  \] [0-9]+' "${logs[$i]}" | tail -n 1 | grep -oE '[0-9]+$' || true)
     passed=$((passed + ${n:-0}))
     sed -n "s|^\[  margin  \] |$coretype/$threads |p" "${logs[$i]}" >>"$margins"
     rm -f "${logs[$i]}"
@@ -107,6 +109,8 @@ if [ $all -eq 0 ]; then
   fi
   start=$SECONDS
   run_suite "$coretype" 1 /dev/null "$not_numeric:$same_kernels_only" || exit 1
+  # A shell error inside run_suite ends it early without its status: no count means no pass.
+  [ "$suite_passed" -gt 0 ] || { echo "test-numerics: the run ended without a count of passed tests" >&2; exit 1; }
   echo "test-numerics: $((SECONDS - start)) s"
   echo "test-numerics: $suite_passed passed, 0 failed"
   exit 0
@@ -128,14 +132,20 @@ echo "test-numerics --all: ${families[*]} × 1 and 2 threads; the normal run's k
 margins="$build/numerics-margins.raw"
 : >"$margins"
 failures=()
+runs=0
 for family in "${families[@]}"; do
   used=$(core_of OPENBLAS_CORETYPE="$family")
   [ "$(printf '%s' "$used" | tr '[:upper:]' '[:lower:]')" = "$(printf '%s' "$family" | tr '[:upper:]' '[:lower:]')" ] ||
     echo "test-numerics: note: OPENBLAS_CORETYPE=$family runs OpenBLAS's ${used:-unknown} kernels" >&2
   for threads in 1 2; do
+    suite_passed=0
     run_suite "$family" "$threads" "$margins" "$not_numeric" || failures+=("$family/$threads")
+    [ "$suite_passed" -gt 0 ] || failures+=("$family/$threads (no count of passed tests)")
+    runs=$((runs + 1))
   done
 done
+# A shell error ends the loop early, silently: every run must have been counted.
+[ "$runs" -eq $((${#families[@]} * 2)) ] || failures+=("only $runs of $((${#families[@]} * 2)) runs")
 
 # The table: each test's smallest margin over every run, where it was taken, and under which
 # kernels; tests below 2 first.
