@@ -57,6 +57,13 @@ const char* openmp_spin_count_for(const char* command) {
   return nullptr;
 }
 
+const char* blas_thread_timeout_for(const char* command) {
+  if (command != nullptr)
+    for (const char* decoding : {"translate", "serve", "generate"})
+      if (std::strcmp(command, decoding) == 0) return nullptr;
+  return "4";
+}
+
 namespace {
 
 const char* blas_kernels_for_a_newer_cpu() {
@@ -77,12 +84,16 @@ void use_fast_math_library_settings(char** argv) {
   const bool spin = spins != nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr && setenv("GOMP_SPINCOUNT", spins, 0) == 0;
   const char* newer = blas_kernels_for_a_newer_cpu();
   const bool kernels = newer != nullptr && setenv("OPENBLAS_CORETYPE", newer, 0) == 0;
-  if (!wait && !kernels) return;
+  const char* timeout = argv[0] != nullptr ? blas_thread_timeout_for(argv[1]) : nullptr;
+  const bool sleep = timeout != nullptr && std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr &&
+                     setenv("OPENBLAS_THREAD_TIMEOUT", timeout, 0) == 0;
+  if (!wait && !kernels && !sleep) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.
   if (wait) unsetenv("OMP_WAIT_POLICY");
   if (spin) unsetenv("GOMP_SPINCOUNT");
   if (kernels) unsetenv("OPENBLAS_CORETYPE");
+  if (sleep) unsetenv("OPENBLAS_THREAD_TIMEOUT");
 }
 
 }  // namespace yoke

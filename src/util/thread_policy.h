@@ -14,13 +14,16 @@
 //   Haswell kernels: what a newer OpenBLAS would use at least.
 // - GOMP_SPINCOUNT (see openmp_spin_count_for): how long a PASSIVE thread still spins before it
 //   sleeps, for the decoding commands.
+// - OPENBLAS_THREAD_TIMEOUT (see blas_thread_timeout_for): how long OpenBLAS's idle threads keep
+//   polling for work, calling sched_yield, before they sleep.
 // - DNNL_MAX_CPU_ISA (see kOneDnnMaxIsa), read later, at oneDNN's first primitive.
 #pragma once
 
 namespace yoke {
 
 // When OMP_WAIT_POLICY is unset, sets it to PASSIVE, and GOMP_SPINCOUNT (when unset too) to
-// openmp_spin_count_for(argv[1]); when OPENBLAS_CORETYPE is unset and OpenBLAS
+// openmp_spin_count_for(argv[1]); when OPENBLAS_THREAD_TIMEOUT is unset, sets it to
+// blas_thread_timeout_for(argv[1]); when OPENBLAS_CORETYPE is unset and OpenBLAS
 // fell back to its generic kernels, sets it to SkylakeX on a processor with AVX-512, else to
 // Haswell on one with AVX2 and FMA. If it set
 // either, re-executes this program with the same arguments (it does not return then). Values the
@@ -37,6 +40,16 @@ void use_fast_math_library_settings(char** argv);
 // unchanged, on a 2-core AMD EPYC (docs/performance.md). Training keeps 0: there OpenBLAS's own
 // thread pool needs the cores (100,000 spins made a 2-thread training step ~15% slower).
 const char* openmp_spin_count_for(const char* command);
+
+// Pure: the OPENBLAS_THREAD_TIMEOUT to run the yoke command `command` with (argv[1]; may be null),
+// or nullptr to keep OpenBLAS's own. OpenBLAS's idle threads poll for 2^28 cycles (~0.1 s) after
+// each product, calling sched_yield; in training the element-wise work between products runs on
+// LibTorch's OpenMP threads, and on 2 cores the polling took their cores: a quarter of a training
+// step's CPU samples in sched_yield and the scheduler. "4" (2^4 cycles, OpenBLAS's least) makes
+// them sleep at once: training 1.15x faster on a 2-core Intel Xeon (docs/performance.md). The
+// decoding commands keep OpenBLAS's default: their products are oneDNN's, or OpenBLAS's a few
+// rows at a time, where waking a sleeping thread for each would cost more than the product.
+const char* blas_thread_timeout_for(const char* command);
 
 // The most oneDNN may use: everything up to AVX-512 with VNNI and BF16, not AMX. Decoding
 // multiplies a few rows at a time, and there AMX's kernels lose to AVX-512's: on a 2-core Intel

@@ -1,6 +1,7 @@
 // util/thread_policy.h: which OpenBLAS kernels `yoke` runs with when OpenBLAS does not know the
-// processor, and which commands' OpenMP threads spin before they sleep. The rules are pure; the
-// re-execution around them is exercised by every torch test run.
+// processor, which commands' OpenMP threads spin before they sleep, and which let OpenBLAS's
+// threads sleep at once. The rules are pure; the re-execution around them is exercised by every
+// torch test run (and MathSettings.*).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,4 +34,14 @@ TEST(ThreadPolicy, OnlyTheDecodingCommandsSpinBeforeTheySleep) {
   for (const char* other : {"train", "experiment", "score", "quantize", "export", "--help", "translatex", ""})
     EXPECT_EQ(or_keep(openmp_spin_count_for(other)), "(keep)") << other;
   EXPECT_EQ(or_keep(openmp_spin_count_for(nullptr)), "(keep)");
+}
+
+TEST(ThreadPolicy, OpenBlasThreadsSleepAtOnceExceptInTheDecodingCommands) {
+  // Decoding multiplies a few rows at a time, where waking a sleeping thread would cost more.
+  for (const char* decoding : {"translate", "serve", "generate"})
+    EXPECT_EQ(or_keep(blas_thread_timeout_for(decoding)), "(keep)") << decoding;
+  // Training (and everything else, the test binaries and benches included) lets them sleep.
+  for (const char* other : {"train", "experiment", "score", "--help", "translatex", ""})
+    EXPECT_EQ(or_keep(blas_thread_timeout_for(other)), "4") << other;
+  EXPECT_EQ(or_keep(blas_thread_timeout_for(nullptr)), "4");
 }
