@@ -31,7 +31,7 @@ FeedForward::FeedForward(int64_t dim, int64_t hidden, double activation_dropout)
 at::Tensor FeedForward::operator()(const at::Tensor& x) {
   if (w1_packed_) return (*w2_packed_)((*w1_packed_)(x, /*relu=*/true));  // decoding only: no dropout
   auto h = at::relu(at::linear(x, w1, b1));
-  if (is_training() && activation_dropout_ > 0) h = at::dropout(h, activation_dropout_, true);
+  h = yoke::dropout(h, activation_dropout_, is_training());
   return at::linear(h, w2, b2);
 }
 

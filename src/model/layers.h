@@ -6,6 +6,7 @@
 #include "compat/torch.h"
 #include "model/attention.h"
 #include "model/conv_block.h"
+#include "model/dropout.h"
 
 namespace yoke {
 
@@ -43,7 +44,7 @@ class Residual {
   template <class F>
   at::Tensor operator()(const at::Tensor& x, F&& f) const {
     auto y = f(s_.pre_norm ? norm_(x) : x);
-    if (training_ && s_.dropout > 0) y = at::dropout(y, s_.dropout, true);
+    y = yoke::dropout(y, s_.dropout, training_);
     return s_.pre_norm ? x + y : norm_(x + y);
   }
 

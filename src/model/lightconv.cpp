@@ -2,13 +2,15 @@
 
 #include <cmath>
 
+#include "model/dropout.h"
+
 namespace yoke {
 
 at::Tensor ConvKernel::normalise(const at::Tensor& w) {
   // Softmax in fp32 also under a GPU autocast (the kernel of a position sums to one).
   const auto precision = w.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   auto out = spec_.weight_softmax ? at::softmax(w, -1, precision) : w;
-  if (is_training() && spec_.weight_dropout > 0) out = at::dropout(out, spec_.weight_dropout, true);
+  out = yoke::dropout(out, spec_.weight_dropout, is_training());
   return out;
 }
 

@@ -163,7 +163,7 @@ at::Tensor Transformer::add_positions(const at::Tensor& x, int64_t offset) {
 }
 
 at::Tensor Transformer::input_dropout(const at::Tensor& x) {
-  return is_training() && spec_.layer.dropout > 0 ? at::dropout(x, spec_.layer.dropout, true) : x;
+  return yoke::dropout(x, spec_.layer.dropout, is_training());
 }
 
 at::Tensor Transformer::final_decoder_norm(const at::Tensor& x) { return decoder_norm_ ? (*decoder_norm_)(x) : x; }
