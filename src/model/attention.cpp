@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/batched_product.h"
+#include "model/dropout.h"
 #include "model/fp32_matmul.h"
 #include "model/init.h"
 #include "model/single_query_attention.h"
@@ -25,6 +27,23 @@ bool is_cpu_decoding_step(const at::Tensor& x, bool training) { return x.size(1)
 constexpr int64_t kRoomStep = 16;
 
 at::Tensor rows_tensor(const std::vector<int64_t>& rows) { return at::tensor(rows, at::kLong); }
+
+// softmax(q kᵀ/√d + mask) v for q, k, v [B, H, T, d_head] with every product one oneDNN call
+// (model/batched_product.h), in place of LibTorch 1.13's bmm; false when they do not fit. LibTorch
+// 2.x keeps its fused kernel (compat::attention).
+bool attend_by_batched_products(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                                double dropout_p, bool training, at::Tensor& out) {
+  if (compat::kTorch2) return false;
+  const auto kt = k.transpose(-2, -1);
+  // probabilities [B, H, Tq, Tk] · v fits where q · kᵀ does and v is shaped as k.
+  if (!batched_product_fits(q, kt) || v.sizes() != k.sizes() || v.scalar_type() != k.scalar_type() ||
+      v.device() != k.device())
+    return false;
+  auto scores = batched_product(q, kt).mul_(1.0 / std::sqrt(double(q.size(-1))));
+  if (mask.defined()) scores.add_(mask);
+  out = batched_product(yoke::dropout(at::softmax(scores, -1), dropout_p, training), v);
+  return true;
+}
 
 // Writes x [B, H, 1, d_head] at position `pos` of room [B', H, room, d_head], batch row b at row
 // rows[b] (empty: b).
@@ -170,7 +189,9 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
   } else if (cpu_kernel) {
     ctx = padded_attention(q, kv.batch_k(), kv.batch_v(), mask, heads_);  // an encoder, or a cross-attention
   } else {
-    ctx = compat::attention(split_heads(q), kv.batch_k(), kv.batch_v(), mask, dropout_, is_training());
+    const auto qh = split_heads(q), k = kv.batch_k(), v = kv.batch_v();
+    if (!attend_by_batched_products(qh, k, v, mask, dropout_, is_training(), ctx))
+      ctx = compat::attention(qh, k, v, mask, dropout_, is_training());
     ctx = ctx.transpose(1, 2).reshape({q.size(0), q.size(1), dim_});
   }
   return out_packed_ ? (*out_packed_)(ctx) : at::linear(ctx, out_weight, out_bias);
