@@ -5,7 +5,10 @@
 //                                size, training batches and 1000 source sentences
 //   --part matmul [--device D]   the machine's matrix-product peak (the "limit"): fp32 on a CPU,
 //                                bf16 on a GPU
-//   --part train                 training steps: tokens/s, model GFLOP/s (bf16 autocast on a GPU)
+//   --part train [--trace FILE]  training steps: tokens/s, model GFLOP/s (bf16 autocast on a GPU);
+//                                --trace writes LibTorch's operator trace of the timed steps (Chrome
+//                                trace JSON, ranked by bench/summarize_torch_trace.py; the tracer
+//                                slows the steps)
 //   --part profile               where a training step's time goes, phase by phase (CPU)
 //   --part greedy | beam         translation of the workload's sentences (beam 5)
 //   --part conv                  the depthwise convolution alone (Wu et al. 2019), band against
@@ -25,11 +28,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "bench/workload.h"
 #include "decode/batched_decoding.h"
@@ -68,6 +73,7 @@ double peak_rss_mb() {
 }
 
 std::string g_arch = "transformer";  // --arch
+std::string g_trace;                 // --trace (train)
 
 std::shared_ptr<Transformer> reference_model(const ModelSize& m, const at::Device& device) {
   Config cfg;
@@ -220,6 +226,8 @@ nlohmann::json part_train(const Workload& w, int steps, const at::Device& device
   sync(device);
   int64_t tokens = 0;
   double flops = 0;
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> tracer;  // writes the file when reset
+  if (!g_trace.empty()) tracer = std::make_unique<torch::autograd::profiler::RecordProfile>(g_trace);
   const auto t0 = Clock::now();
   for (int i = 0; i < steps; ++i) {
     const Batch& b = w.batches[size_t(i) % w.batches.size()];
@@ -229,6 +237,7 @@ nlohmann::json part_train(const Workload& w, int steps, const at::Device& device
   }
   sync(device);
   const double s = seconds_since(t0);
+  tracer.reset();
   nlohmann::json j = {{"part", "train"}, {"steps", steps}, {"tokens", tokens}, {"seconds", s},
                       {"tokens_per_s", double(tokens) / s}, {"params", opt.params().numel()}, {"device", device.str()}};
   if (g_arch == "transformer") j["gflops"] = flops / s / 1e9;
@@ -335,6 +344,7 @@ int main(int argc, char** argv) {
     else if (k == "--batch-tokens") batch_tokens = std::atoll(v.c_str());
     else if (k == "--batches") batches = std::atoi(v.c_str());
     else if (k == "--arch") g_arch = v;
+    else if (k == "--trace") g_trace = v;
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
   }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -358,7 +368,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: yoke_bench_speed --part workload|matmul|train|profile|greedy|beam|conv [--workload F] [--out F]\n"
                            "       [--size ref|base] [--batch-tokens N] [--batches N] [--device cpu|cuda]\n"
                            "       [--arch transformer|lightconv|dynamicconv]\n"
-                           "       [--steps N] [--sentences N] [--threads N]\n");
+                           "       [--steps N] [--sentences N] [--threads N] [--trace FILE]\n");
       return 2;
     }
     j["impl"] = g_arch == "transformer" ? "yoke" : "yoke-" + g_arch;
