@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "compat/torch.h"  // at::parallel_for, compiled with OpenMP
+#include "loss/smoothed_loss_row.h"
+
 namespace yoke {
 namespace {
 
@@ -59,23 +62,49 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
       grad_m = at::zeros(m.sizes(), f32);  // with respect to s ⊙ M until the end
       if (c.defined()) grad_c = at::zeros_like(c);
     }
+    // On the CPU each row's loss and gradient is one call of smoothed_loss_row, the row in cache.
+    const bool by_rows = !h.is_cuda() && compute == at::kFloat && n > 0;
+    const auto targets = by_rows ? target.to(at::kCPU, at::kLong).contiguous() : at::Tensor();
+    if (by_rows)
+      TORCH_CHECK(targets.min().item<int64_t>() >= 0 && targets.max().item<int64_t>() < vocab,
+                  "fused_output_loss: a target outside the vocabulary of ", vocab);
     for (int64_t r0 = 0; r0 < n; r0 += chunk_rows) {
       const int64_t r1 = std::min(n, r0 + chunk_rows);
       const auto hc = h.slice(0, r0, r1);
-      const auto tc = target.slice(0, r0, r1).unsqueeze(1);
-      auto l = at::matmul(hc, m.t()).to(at::kFloat);  // [n, V]
+      auto l = at::matmul(hc, m.t()).to(at::kFloat).contiguous();  // [n, V]
       if (c.defined()) l.add_(c);
-      const auto lse = at::logsumexp(l, {1});
-      const auto nll = lse - l.gather(1, tc).squeeze(1);
-      nll_sum += nll.sum();
-      loss_sum += a * nll.sum();
-      if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - l.sum());
-      if (!grad) continue;
       // ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target], formed in place of ℓ.
       auto g = l;
-      g.sub_(lse.unsqueeze(1)).exp_().mul_(a + b * double(vocab));
-      if (b > 0) g.sub_(b);
-      g.scatter_add_(1, tc, at::full({r1 - r0, 1}, -a, g.options()));
+      if (by_rows) {
+        const int64_t rows = r1 - r0;
+        auto stats = at::empty({3, rows}, f32);  // log Σ e^ℓ, ℓ_target, Σ ℓ per row
+        float* st = stats.data_ptr<float>();
+        float* logits = l.data_ptr<float>();
+        const int64_t* t = targets.data_ptr<int64_t>() + r0;
+        at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const auto row = smoothed_loss_row(logits + r * vocab, vocab, t[r], float(a), float(b), grad);
+            st[r] = row.log_sum_exp, st[rows + r] = row.target_logit, st[2 * rows + r] = row.logit_sum;
+          }
+        });
+        const auto lse = stats[0];
+        const auto nll = lse - stats[1];
+        nll_sum += nll.sum();
+        loss_sum += a * nll.sum();
+        if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - stats[2].sum());
+        if (!grad) continue;
+      } else {
+        const auto tc = target.slice(0, r0, r1).unsqueeze(1);
+        const auto lse = at::logsumexp(l, {1});
+        const auto nll = lse - l.gather(1, tc).squeeze(1);
+        nll_sum += nll.sum();
+        loss_sum += a * nll.sum();
+        if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - l.sum());
+        if (!grad) continue;
+        g.sub_(lse.unsqueeze(1)).exp_().mul_(a + b * double(vocab));
+        if (b > 0) g.sub_(b);
+        g.scatter_add_(1, tc, at::full({r1 - r0, 1}, -a, g.options()));
+      }
       if (c.defined()) grad_c.addmv_(g.t(), at::ones({r1 - r0}, f32));  // column sums, as one BLAS gemv
       if (compute == at::kFloat) {
         grad_h.slice(0, r0, r1).copy_(at::matmul(g, m));
