@@ -261,7 +261,10 @@ def main():
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     result = train(args) if args.part == "train" else greedy(args)
+    # The thread settings it ran under (bench/run.sh tries several and credits the fastest).
     result["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY", "default")
+    if os.environ.get("OPENBLAS_THREAD_TIMEOUT"):
+        result["omp_wait_policy"] += "+OPENBLAS_THREAD_TIMEOUT=" + os.environ["OPENBLAS_THREAD_TIMEOUT"]
     print(json.dumps(result))
 
 
