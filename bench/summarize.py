@@ -83,7 +83,7 @@ s["ratios"] = {
 r = s["ratios"]
 print(f"matrix-product peak           {peak:10.1f} GFLOP/s")
 print(f"training tokens/s             yoke {t['yoke']:8.0f}   pytorch {t['pytorch']:8.0f}   ratio {r['train_tokens_per_s']:.2f}  (target >= 1.8)")
-print(f"training GFLOP/s              yoke {s['train_gflops_yoke']:8.1f}   = {100 * r['train_gflops_of_peak']:.0f}% of the peak (target >= 60%)")
+print(f"training GFLOP/s              yoke {s['train_gflops_yoke']:8.1f}   = {100 * r['train_gflops_of_peak']:.1f}% of the peak (target >= 60%)")
 print(f"training peak RSS MB          yoke {m['yoke']:8.0f}   pytorch {m['pytorch']:8.0f}   ratio {r['train_peak_rss']:.2f}  (target <= 0.8)")
 print(f"greedy sentences/s            yoke {d['yoke_greedy']:8.1f}   pytorch recompute {d['pytorch_greedy_recompute']:6.1f} (ratio {r['greedy_vs_pytorch_recompute']:.1f}, target >= 5)"
       f"   pytorch cache {d['pytorch_greedy_cache']:6.1f} (ratio {r['greedy_vs_pytorch_cache']:.1f}, target >= 1.5)")

@@ -44,6 +44,14 @@ TEST(Dropout, NeighbouringElementsAndSeedsAreNotAlike) {
   EXPECT_NEAR(double(same_seed), 0.5 * double(n), 6 * sd);
 }
 
+TEST(Dropout, ElementIsTheSameWhetherMadeSixteenAtATimeOrAlone) {
+  // Of 1000 elements the last 8 are made one at a time; of 1024, 16 at a time.
+  std::vector<float> short_row(1000), long_row(1024);
+  dropout_mask(99, 0.5, 1000, short_row.data());
+  dropout_mask(99, 0.5, 1024, long_row.data());
+  for (size_t i = 0; i < short_row.size(); ++i) ASSERT_EQ(short_row[i], long_row[i]) << i;
+}
+
 TEST(Dropout, TheSameMaskOnAnyThreadCountAndAfterTheSameSeed) {
   const auto x = at::randn({300, 257});
   const int threads = at::get_num_threads();
