@@ -41,7 +41,8 @@ bool attend_by_batched_products(const at::Tensor& q, const at::Tensor& k, const 
     return false;
   auto scores = batched_product(q, kt).mul_(1.0 / std::sqrt(double(q.size(-1))));
   if (mask.defined()) scores.add_(mask);
-  out = batched_product(yoke::dropout(at::softmax(scores, -1), dropout_p, training), v);
+  // Laid out as q, the heads' [B, T, H, d_head] split: the caller merges the heads by a view.
+  out = batched_product(yoke::dropout(at::softmax(scores, -1), dropout_p, training), v, q);
   return true;
 }
 

@@ -1,13 +1,15 @@
 #include "model/batched_product.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #ifndef YOKE_HAVE_ONEDNN
 
 namespace yoke {
 
 bool batched_product_fits(const at::Tensor&, const at::Tensor&) { return false; }
-at::Tensor batched_product(const at::Tensor&, const at::Tensor&) {
+at::Tensor batched_product(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
   throw std::logic_error("batched_product: this build has no oneDNN");
 }
 
@@ -40,11 +42,30 @@ at::Tensor readable(const at::Tensor& t) {
   return dense_inner ? t : t.contiguous();
 }
 
-at::Tensor product(const at::Tensor& a_in, const at::Tensor& b_in) {
+// An empty tensor of `sizes` whose dimensions lie in memory in the order of `layout`'s strides
+// (largest first), its last dimension dense; plain row-major without a layout or where the order
+// would not keep the last dimension innermost. A head split's product laid out as the heads'
+// [B, T, H, d] source is merged back by a view, and its gradient reaches the fused projection
+// without a copy.
+at::Tensor empty_laid_out_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& layout,
+                             const at::TensorOptions& options) {
+  const int64_t dims = int64_t(sizes.size());
+  if (int64_t(layout.size()) != dims) return at::empty(sizes, options);
+  std::vector<int64_t> order(static_cast<size_t>(dims));
+  for (int64_t d = 0; d < dims; ++d) order[size_t(d)] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return layout[size_t(x)] > layout[size_t(y)]; });
+  if (order.back() != dims - 1) return at::empty(sizes, options);
+  std::vector<int64_t> stored(static_cast<size_t>(dims)), back(static_cast<size_t>(dims));
+  for (int64_t i = 0; i < dims; ++i) stored[size_t(i)] = sizes[size_t(order[size_t(i)])], back[size_t(order[size_t(i)])] = i;
+  return at::empty(stored, options).permute(back);
+}
+
+// a · b into a new tensor laid out as a tensor of strides `layout` (when given).
+at::Tensor product(const at::Tensor& a_in, const at::Tensor& b_in, const std::vector<int64_t>& layout = {}) {
   const auto a = readable(a_in), b = readable(b_in);
   auto sizes = a.sizes().vec();
   sizes.back() = b.size(-1);
-  auto c = at::empty(sizes, a.options());
+  auto c = empty_laid_out_as(sizes, layout, a.options());
   // oneDNN keeps primitives in its own cache by description: a training batch's shapes repeat
   // across its layers and its backward.
   const dnnl::matmul primitive(dnnl::matmul::primitive_desc(
@@ -58,12 +79,20 @@ at::Tensor product(const at::Tensor& a_in, const at::Tensor& b_in) {
   return c;
 }
 
+// lhs · rhs laid out as x (the input whose gradient it is): where x's rows are its dense dimension
+// (a transposed head split, kᵀ), as (rhsᵀ · lhsᵀ)ᵀ, so that the product's last dimension is dense.
+at::Tensor gradient_like(const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& x) {
+  if (x.stride(-1) == 1 || x.stride(-2) != 1) return product(lhs, rhs, x.strides().vec());
+  return product(rhs.transpose(-2, -1), lhs.transpose(-2, -1), x.transpose(-2, -1).strides().vec()).transpose(-2, -1);
+}
+
 struct BatchedProduct : torch::autograd::Function<BatchedProduct> {
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b,
+                            const std::vector<int64_t>& layout) {
     ctx->save_for_backward({a, b});
-    return product(a, b);
+    return product(a, b, layout);
   }
-  // d(a·b): grad · bᵀ for a, aᵀ · grad for b (transposes by strides).
+  // d(a·b): grad · bᵀ for a, aᵀ · grad for b (transposes by strides), each laid out as its input.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
@@ -71,9 +100,9 @@ struct BatchedProduct : torch::autograd::Function<BatchedProduct> {
     const auto& b = saved[1];
     const auto& g = grads[0];
     at::Tensor ga, gb;
-    if (ctx->needs_input_grad(0)) ga = product(g, b.transpose(-2, -1));
-    if (ctx->needs_input_grad(1)) gb = product(a.transpose(-2, -1), g);
-    return {ga, gb};
+    if (ctx->needs_input_grad(0)) ga = gradient_like(g, b.transpose(-2, -1), a);
+    if (ctx->needs_input_grad(1)) gb = gradient_like(a.transpose(-2, -1), g, b);
+    return {ga, gb, at::Tensor()};  // none for the layout
   }
 };
 
@@ -88,7 +117,9 @@ bool batched_product_fits(const at::Tensor& a, const at::Tensor& b) {
   return true;
 }
 
-at::Tensor batched_product(const at::Tensor& a, const at::Tensor& b) { return BatchedProduct::apply(a, b); }
+at::Tensor batched_product(const at::Tensor& a, const at::Tensor& b, const at::Tensor& layout) {
+  return BatchedProduct::apply(a, b, layout.defined() ? layout.strides().vec() : std::vector<int64_t>{});
+}
 
 }  // namespace yoke
 

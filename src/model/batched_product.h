@@ -14,8 +14,11 @@ namespace yoke {
 // b [..., K, N] with the same leading sizes (no broadcasting) and nothing empty.
 bool batched_product_fits(const at::Tensor& a, const at::Tensor& b);
 
-// a · b over the last two dimensions, [..., M, N], contiguous; differentiable in a and b. Reads a
-// and b through their strides (a transpose or a head split is not copied).
-at::Tensor batched_product(const at::Tensor& a, const at::Tensor& b);
+// a · b over the last two dimensions, [..., M, N]; differentiable in a and b. Reads a and b through
+// their strides (a transpose or a head split is not copied). The result's dimensions lie in memory
+// in the order of `layout`'s strides when given (a tensor of as many dimensions, e.g. the queries'
+// head split, so that merging the heads back is a view), else row-major; each gradient lies as its
+// input does.
+at::Tensor batched_product(const at::Tensor& a, const at::Tensor& b, const at::Tensor& layout = {});
 
 }  // namespace yoke
