@@ -46,7 +46,7 @@ const char* openmp_spin_count_for(const char* command);
 // each product, calling sched_yield; in training the element-wise work between products runs on
 // LibTorch's OpenMP threads, and on 2 cores the polling took their cores: a quarter of a training
 // step's CPU samples in sched_yield and the scheduler. "4" (2^4 cycles, OpenBLAS's least) makes
-// them sleep at once: training 1.15x faster on a 2-core Intel Xeon (docs/performance.md). The
+// them sleep at once: training 1.16x faster on a 2-core Intel Xeon (docs/performance.md). The
 // decoding commands keep OpenBLAS's default: their products are oneDNN's, or OpenBLAS's a few
 // rows at a time, where waking a sleeping thread for each would cost more than the product.
 const char* blas_thread_timeout_for(const char* command);
