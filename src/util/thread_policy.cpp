@@ -50,19 +50,22 @@ const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma) 
   return nullptr;
 }
 
-const char* openmp_spin_count_for(const char* command) {
-  if (command == nullptr) return nullptr;
+namespace {
+
+// The commands that decode a few rows at a time, where waking a sleeping thread costs more than
+// the work it wakes for.
+bool is_decoding_command(const char* command) {
+  if (command == nullptr) return false;
   for (const char* decoding : {"translate", "serve", "generate"})
-    if (std::strcmp(command, decoding) == 0) return "10000";
-  return nullptr;
+    if (std::strcmp(command, decoding) == 0) return true;
+  return false;
 }
 
-const char* blas_thread_timeout_for(const char* command) {
-  if (command != nullptr)
-    for (const char* decoding : {"translate", "serve", "generate"})
-      if (std::strcmp(command, decoding) == 0) return nullptr;
-  return "4";
-}
+}  // namespace
+
+const char* openmp_spin_count_for(const char* command) { return is_decoding_command(command) ? "10000" : nullptr; }
+
+const char* blas_thread_timeout_for(const char* command) { return is_decoding_command(command) ? nullptr : "4"; }
 
 namespace {
 
