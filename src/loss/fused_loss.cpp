@@ -73,8 +73,9 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
       const auto hc = h.slice(0, r0, r1);
       auto l = at::matmul(hc, m.t()).to(at::kFloat).contiguous();  // [n, V]
       if (c.defined()) l.add_(c);
-      // ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target], formed in place of ℓ.
-      auto g = l;
+      // Each row's log Σ e^ℓ and ℓ_target, and Σ ℓ over the chunk; on the CPU the row kernel also
+      // writes ∂loss/∂ℓ_v = (a + bV)·p_v − b − a·[v = target] in place of ℓ.
+      at::Tensor lse, target_logit, logit_sum;
       if (by_rows) {
         const int64_t rows = r1 - r0;
         auto stats = at::empty({3, rows}, f32);  // log Σ e^ℓ, ℓ_target, Σ ℓ per row
@@ -87,23 +88,22 @@ LossSums fused_output_loss(const LogitParts& p, const at::Tensor& target, double
             st[r] = row.log_sum_exp, st[rows + r] = row.target_logit, st[2 * rows + r] = row.logit_sum;
           }
         });
-        const auto lse = stats[0];
-        const auto nll = lse - stats[1];
-        nll_sum += nll.sum();
-        loss_sum += a * nll.sum();
-        if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - stats[2].sum());
-        if (!grad) continue;
+        lse = stats[0], target_logit = stats[1], logit_sum = stats[2].sum();
       } else {
-        const auto tc = target.slice(0, r0, r1).unsqueeze(1);
-        const auto lse = at::logsumexp(l, {1});
-        const auto nll = lse - l.gather(1, tc).squeeze(1);
-        nll_sum += nll.sum();
-        loss_sum += a * nll.sum();
-        if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - l.sum());
-        if (!grad) continue;
+        lse = at::logsumexp(l, {1});
+        target_logit = l.gather(1, target.slice(0, r0, r1).unsqueeze(1)).squeeze(1);
+        if (b > 0) logit_sum = l.sum();
+      }
+      const auto nll = lse - target_logit;
+      nll_sum += nll.sum();
+      loss_sum += a * nll.sum();
+      if (b > 0) loss_sum += b * (double(vocab) * lse.sum() - logit_sum);
+      if (!grad) continue;
+      auto g = l;
+      if (!by_rows) {
         g.sub_(lse.unsqueeze(1)).exp_().mul_(a + b * double(vocab));
         if (b > 0) g.sub_(b);
-        g.scatter_add_(1, tc, at::full({r1 - r0, 1}, -a, g.options()));
+        g.scatter_add_(1, target.slice(0, r0, r1).unsqueeze(1), at::full({r1 - r0, 1}, -a, g.options()));
       }
       if (c.defined()) grad_c.addmv_(g.t(), at::ones({r1 - r0}, f32));  // column sums, as one BLAS gemv
       if (compute == at::kFloat) {
