@@ -63,7 +63,7 @@ TEST(Dropout, TheSameMaskOnAnyThreadCountAndAfterTheSameSeed) {
   const auto two = yoke::dropout(x, 0.2, true);
   const auto next = yoke::dropout(x, 0.2, true);  // the generator moved on: another mask
   at::set_num_threads(threads);
-  EXPECT_TRUE(at::equal(one, two));
+  EXPECT_TRUE(at::equal(one, two));  // exact: a mask element depends on (seed, index) alone
   EXPECT_FALSE(at::equal(one, next));
 }
 
@@ -72,6 +72,7 @@ TEST(Dropout, TheGradientIsTheMaskAndEvaluationLeavesXAlone) {
   const auto y = yoke::dropout(x, 0.25, true);
   y.sum().backward();
   // y = x · mask, so dy/dx is the mask: 0 where y is 0, 1/(1−p) elsewhere (x is never exactly 0).
+  // Exact: the gradient is the mask times a gradient of ones, one rounding-free product per element.
   const auto mask = at::where(y.detach() == 0, at::zeros_like(y), at::full_like(y, 1.0 / 0.75));
   EXPECT_TRUE(at::equal(x.grad(), mask));
   EXPECT_TRUE(at::equal(yoke::dropout(x, 0.25, false), x));

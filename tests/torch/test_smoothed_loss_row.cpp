@@ -37,7 +37,7 @@ TEST(SmoothedLossRow, LogSumExpTargetSumAndGradientMatchTheFormulas) {
     // Each gradient: e^x to ~1 ulp (Cephes) times a scale rounded once, minus b.
     for (int64_t v = 0; v < n; ++v)
       ASSERT_NEAR(row[size_t(v)], grads[size_t(v)], 1e-6 + 1e-5 * std::abs(grads[size_t(v)])) << n << " " << v;
-    // Without the gradient, the same figures.
+    // Without the gradient, the same figures: exact, the same passes compute them either way.
     auto again = l;
     const auto plain = smoothed_loss_row(again.data(), n, target, a, b, false);
     EXPECT_EQ(plain.log_sum_exp, got.log_sum_exp);
