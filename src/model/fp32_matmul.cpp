@@ -21,8 +21,8 @@ int64_t Fp32Matmul::out_features() const { return 0; }
 
 #else
 
-#include "model/int8_linear.h"  // row_bucket
 #include "model/onednn_matmul.h"
+#include "model/product_rows.h"
 
 namespace yoke {
 
@@ -81,27 +81,27 @@ at::Tensor Fp32Matmul::operator()(const at::Tensor& x_in, bool relu) const {
   const auto x = x_in.reshape({-1, s.k}).contiguous();
   const int64_t rows = x.size(0);
   // Below 4 rows a small matrix is read faster by OpenBLAS's matrix-vector kernels than by a
-  // primitive padded to 8 rows (yoke_bench_fp32_linear: 256 × 256 at one row 7 µs against 21);
+  // primitive (yoke_bench_fp32_linear: 256 × 256 at one row 7 µs against 21);
   // the output matrix (N·K in the millions) is faster here at every row count.
   if (rows < 4 && s.n * s.k < (int64_t(1) << 20)) {
     auto y = at::linear(x, s.weight, s.bias.view({s.n}));
     return (relu ? y.relu_() : y).view(out_shape);
   }
-  const int64_t padded = row_bucket(rows);
-  const auto prim = primitive_for(padded, s.k, s.n, relu);
-  at::Tensor src_t = x;
-  if (padded > rows) {  // zero rows below: their outputs are dropped
-    src_t = at::empty({padded, s.k}, x.options());
-    src_t.narrow(0, 0, rows).copy_(x);
-    src_t.narrow(0, rows, padded - rows).zero_();
-  }
-  auto y = at::empty({padded, s.n}, x.options());
+  auto y = at::empty({rows, s.n}, x.options());
   const auto& eng = cpu_engine();
-  onednn::run(*prim, {{DNNL_ARG_SRC, memory({{padded, s.k}, dt::f32, tag::ab}, eng, src_t.data_ptr())},
-                      {DNNL_ARG_WEIGHTS, s.packed->in_layout(prim->weights)},
-                      {DNNL_ARG_BIAS, memory({{1, s.n}, dt::f32, tag::ab}, eng, s.bias.data_ptr())},
-                      {DNNL_ARG_DST, memory({{padded, s.n}, dt::f32, tag::ab}, eng, y.data_ptr())}});
-  return (padded > rows ? y.narrow(0, 0, rows) : y).view(out_shape);
+  const memory bias({{1, s.n}, dt::f32, tag::ab}, eng, s.bias.data_ptr());
+  const float* src = x.data_ptr<float>();
+  float* dst = y.data_ptr<float>();
+  int64_t done = 0;
+  for (const int64_t m : product_row_chunks(rows)) {  // rows [done, done + m): views, nothing copied
+    const auto prim = primitive_for(m, s.k, s.n, relu);
+    onednn::run(*prim, {{DNNL_ARG_SRC, memory({{m, s.k}, dt::f32, tag::ab}, eng, const_cast<float*>(src + done * s.k))},
+                        {DNNL_ARG_WEIGHTS, s.packed->in_layout(prim->weights)},
+                        {DNNL_ARG_BIAS, bias},
+                        {DNNL_ARG_DST, memory({{m, s.n}, dt::f32, tag::ab}, eng, dst + done * s.n)}});
+    done += m;
+  }
+  return y.view(out_shape);
 }
 
 }  // namespace yoke

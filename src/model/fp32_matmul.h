@@ -3,8 +3,9 @@
 // OpenBLAS, under at::linear, copies ("packs") the weight matrix into its own blocked layout at
 // every call (sgemm_incopy took 15–18% of fp32 decoding; docs/performance.md, "Where decoding
 // goes"); a decoding step multiplies a few rows by every weight, so that copy is most of the
-// work it saves. Here the primitive is made once per row bucket (model/int8_linear.h's
-// row_bucket: rows padded with zeros) and the weights are packed once into the layout it asks for.
+// work it saves. Here a primitive is made once per row count, a call's rows cut into pieces of
+// at most 128 rows without padding (model/product_rows.h), and the weights are packed once into
+// the layout the primitives ask for.
 // yoke_bench_fp32_linear measures it against at::linear at a decoding step's shapes.
 // The sums run in another order than OpenBLAS's: results agree to float rounding, not bit for bit.
 // Built only where LibTorch loads the same libdnnl (as model/int8_matmul.h).

@@ -29,7 +29,7 @@ TEST(Fp32Matmul, MatchesAtLinearWithinTheSummationBound) {
   at::NoGradGuard no_grad;
   const double u = std::ldexp(1.0, -24);
   for (const auto& [n, k] : {std::pair<int64_t, int64_t>{256, 256}, {1024, 256}, {96, 1024}, {3000, 64}}) {
-    for (int64_t rows : {1, 3, 4, 20, 130}) {
+    for (int64_t rows : {1, 3, 4, 20, 130, 300}) {  // 130 and 300: cut into calls (product_rows.h)
       for (bool with_bias : {true, false}) {
         for (bool relu : {false, true}) {
           at::manual_seed(rows * 7 + n);
