@@ -95,7 +95,8 @@ int cmd_serve(int argc, char** argv) {
       ->capture_default_str();
   int workers = 0;
   add_value(cmd, "--workers", workers, "W",
-            "batches decoded at once per model on the CPU, each on --threads / W threads")
+            "batches decoded at once per model on the CPU, each on --threads / W threads, a batch's\n"
+            "sentences dealt over its worker's threads")
       ->default_str("one per core on the CPU, 1 on a GPU");
   CLI::Option* threads_given = add_threads_option(cmd, threads);
   if (!cmd.read(argc, argv)) return 0;

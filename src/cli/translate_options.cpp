@@ -103,9 +103,9 @@ void add_translate_options(Command& cmd, TranslateOptions& o) {
       ->default_str(default_batch_tokens_text());
   o.search.workers = 0;
   add_value(cmd, "--workers", o.search.workers, "W",
-            "on the CPU, decode W batches at once, each on --threads / W threads (the default: one\n"
-            "worker per thread, which on 2 cores decoded 1.4x (fp32) and 2.4x (int8) faster than one\n"
-            "batch at a time; docs/performance.md)")
+            "on the CPU, decode W batches at once, each on --threads / W threads, a batch's sentences\n"
+            "dealt over its worker's threads (the default: one worker per thread, the fastest for a\n"
+            "file; fewer workers finish each batch sooner; docs/performance.md)")
       ->default_str("--threads");
   o.threads_option = add_threads_option(cmd, o.threads);
 }

@@ -56,4 +56,37 @@ void run_batches(size_t count, int workers, const std::function<void(size_t)>& d
   if (error) std::rethrow_exception(error);
 }
 
+std::vector<std::vector<size_t>> deal_batch(const std::vector<size_t>& batch, int pieces) {
+  const size_t n = std::min(batch.size(), size_t(std::max(1, pieces)));
+  if (n <= 1) return {batch};
+  std::vector<std::vector<size_t>> out(n);
+  for (size_t j = 0; j < batch.size(); ++j) out[j % n].push_back(batch[j]);
+  return out;
+}
+
+void run_pieces(size_t pieces, int threads, const std::function<void(size_t)>& decode) {
+  BlasThreadsOverride one_blas_thread(1);
+  std::vector<std::exception_ptr> errors(pieces);
+  auto run = [&](size_t p) {
+    try {
+      decode(p);
+    } catch (...) {
+      errors[p] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> others;
+  for (size_t p = 1; p < pieces; ++p)
+    others.emplace_back([&, p] {
+      at::set_num_threads(threads);
+      run(p);
+    });
+  const int before = at::get_num_threads();
+  at::set_num_threads(threads);
+  run(0);
+  at::set_num_threads(before);
+  for (auto& t : others) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 }  // namespace yoke

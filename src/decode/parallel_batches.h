@@ -1,10 +1,12 @@
 // Decoding several batches at once, one per worker thread, each worker's operators on
-// threads_per_worker() threads (CTranslate2's inter_threads × intra_threads). Beam search over a
-// small model spends most of its time in operator overhead between small matrix products, which
-// more threads per operator do not shorten (measured in docs/performance.md, "Decoding workers").
+// threads_per_worker() threads (CTranslate2's inter_threads × intra_threads), and a batch's
+// sentences in pieces side by side. Beam search over a small model spends most of its time in
+// operator overhead between small matrix products, which more threads per operator do not
+// shorten (measured in docs/performance.md, "Decoding workers").
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace yoke {
 
@@ -26,5 +28,15 @@ int threads_per_worker(int workers);
 // decode stops the others taking new batches and is rethrown here once all have stopped.
 void run_batches(size_t count, int workers, const std::function<void(size_t)>& decode,
                  const std::function<void(size_t)>& done = {});
+
+// A batch's sentences dealt to `pieces` pieces in turn (the j-th to piece j mod pieces): the batch
+// is sorted by length, so the pieces' lengths are alike. Fewer pieces when the batch has fewer
+// sentences; one (the batch) when pieces ≤ 1.
+std::vector<std::vector<size_t>> deal_batch(const std::vector<size_t>& batch, int pieces);
+
+// Calls decode(p) for every p in [0, pieces) at once, each on a thread of its own (p = 0 on the
+// calling thread) running its operators on `threads` threads, OpenBLAS's pool at one thread. The
+// first exception thrown is rethrown here once all have stopped.
+void run_pieces(size_t pieces, int threads, const std::function<void(size_t)>& decode);
 
 }  // namespace yoke

@@ -4,12 +4,16 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <stdexcept>
 #include <vector>
 
+#include "decode/batch_loop.h"
 #include "decode/parallel_batches.h"
 #include "decode/batched_decoding.h"
 #include "tiny_model.h"
@@ -94,4 +98,78 @@ TEST(ParallelBatches, WorkersTranslateAsOneWorkerDoes) {
     }
   }
   at::set_num_threads(threads);
+}
+
+TEST(ParallelBatches, DealsABatchToPiecesInTurn) {
+  const std::vector<size_t> batch{9, 3, 7, 1, 4, 8, 2};
+  EXPECT_EQ(deal_batch(batch, 2), (std::vector<std::vector<size_t>>{{9, 7, 4, 2}, {3, 1, 8}}));
+  EXPECT_EQ(deal_batch(batch, 3), (std::vector<std::vector<size_t>>{{9, 1, 2}, {3, 4}, {7, 8}}));
+  EXPECT_EQ(deal_batch(batch, 1), (std::vector<std::vector<size_t>>{batch}));
+  EXPECT_EQ(deal_batch(batch, 0), (std::vector<std::vector<size_t>>{batch}));
+  // Never more pieces than sentences, and never an empty piece.
+  EXPECT_EQ(deal_batch({5, 6}, 4), (std::vector<std::vector<size_t>>{{5}, {6}}));
+}
+
+// Every piece runs at once with the others: each waits until all have started (a bound of 10 s
+// in place of a hang), each on its own thread with the threads asked for; the caller's thread
+// count is back afterwards, and a piece's error reaches the caller after all have stopped.
+TEST(ParallelBatches, PiecesRunAtOnceEachOnItsOwnThread) {
+  const int before = at::get_num_threads();
+  std::atomic<int> started{0}, finished{0};
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  std::vector<int> threads_seen(3, 0);
+  run_pieces(3, 1, [&](size_t p) {
+    ++started;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    EXPECT_EQ(started.load(), 3) << "piece " << p << " ran while another had not started";
+    threads_seen[p] = at::get_num_threads();
+    std::lock_guard<std::mutex> lock(mu);
+    ids.insert(std::this_thread::get_id());
+    ++finished;
+  });
+  EXPECT_EQ(finished.load(), 3);
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(threads_seen, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(at::get_num_threads(), before);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(run_pieces(2, 1,
+                          [&](size_t p) {
+                            ++ran;
+                            if (p == 1) throw std::runtime_error("piece 1 failed");
+                          }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_EQ(at::get_num_threads(), before);
+}
+
+// A worker with two threads decodes its batch as two pieces dealt in turn (decode/batch_loop.h),
+// each once, and reports the batch once; with one thread, the batch is one call.
+TEST(ParallelBatches, AWorkersSecondThreadDecodesHalfOfEachBatch) {
+  at::manual_seed(23);
+  auto model = build_model(tiny_config());
+  const std::vector<size_t> lengths{3, 9, 4, 9, 6, 2, 7};  // one batch: sorted 9, 9, 7, 6, 4, 3, 2
+  const int before = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    std::mutex mu;
+    std::vector<std::vector<size_t>> calls, reported;
+    for_each_batch(
+        *model, lengths, 1000, 1,
+        [&](const std::vector<size_t>& idx, const at::Device&) {
+          std::lock_guard<std::mutex> lock(mu);
+          calls.push_back(idx);
+        },
+        [&](size_t done, const std::vector<size_t>& idx) {
+          EXPECT_EQ(done, lengths.size());
+          reported.push_back(idx);
+        });
+    const std::vector<size_t> sorted{1, 3, 6, 4, 2, 0, 5};
+    EXPECT_EQ(reported, (std::vector<std::vector<size_t>>{sorted})) << threads << " threads";
+    std::sort(calls.begin(), calls.end());
+    if (threads == 1) EXPECT_EQ(calls, (std::vector<std::vector<size_t>>{sorted}));
+    else EXPECT_EQ(calls, (std::vector<std::vector<size_t>>{{1, 6, 2, 5}, {3, 4, 0}}));
+  }
+  at::set_num_threads(before);
 }
