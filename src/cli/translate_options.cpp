@@ -98,8 +98,8 @@ void add_translate_options(Command& cmd, TranslateOptions& o) {
   add_value(cmd, "--buffer-size", o.buffer_size, "N", "standard input: at most N sentences read ahead and decoded together")
       ->capture_default_str();
   add_value(cmd, "--batch-tokens", o.batch_tokens, "N",
-            "source tokens × beam per batch (on the CPU, batches of 1000–2000 decoded faster than\n"
-            "larger ones; docs/performance.md)")
+            "source tokens × beam per batch and thread of a worker (on the CPU, batches of 1000–2000\n"
+            "decoded faster than larger ones; docs/performance.md)")
       ->default_str(default_batch_tokens_text());
   o.search.workers = 0;
   add_value(cmd, "--workers", o.search.workers, "W",

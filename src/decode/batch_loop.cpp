@@ -19,6 +19,13 @@ void for_each_batch(const Ensemble& model, const std::vector<size_t>& lengths, s
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  // Threads beyond one a worker decode a batch's sentences side by side, one piece a thread: a
+  // search's small products and the work between them use a second thread on the same product
+  // poorly (fp32 beam 4 on 2 cores: 174 sentences/s so, 222 as two pieces; docs/performance.md).
+  // `budget` is each piece's: a search holds as many sentences as with one thread.
+  workers = device.is_cpu() ? std::max(1, workers) : 1;
+  const int intra = device.is_cpu() ? threads_per_worker(workers) : 1;
+  budget *= size_t(intra);
   std::vector<std::vector<size_t>> batches;
   for (size_t start = 0; start < order.size();) {
     size_t end = start + 1;
@@ -27,11 +34,6 @@ void for_each_batch(const Ensemble& model, const std::vector<size_t>& lengths, s
     batches.emplace_back(order.begin() + long(start), order.begin() + long(end));
     start = end;
   }
-  // Threads beyond one a worker decode a batch's sentences side by side, one piece a thread: a
-  // search's small products and the work between them use a second thread on the same product
-  // poorly (fp32 beam 4 on 2 cores: 174 sentences/s so, 231 as two pieces; docs/performance.md).
-  workers = device.is_cpu() ? std::max(1, workers) : 1;
-  const int intra = device.is_cpu() ? threads_per_worker(workers) : 1;
   size_t done = 0;
   run_batches(
       batches.size(), workers,

@@ -3,7 +3,8 @@
 // longest first (the slowest batches come early, so an ETA is honest; stable for ties) and cut
 // into batches of at most `budget` padded tokens, so that little of a batch is padding. On the
 // CPU a worker with more than one thread deals its batch's sentences to its threads
-// (parallel_batches.h's deal_batch), each piece decoded on one thread at once with the others.
+// (parallel_batches.h's deal_batch), each piece decoded on one thread at once with the others;
+// there `budget` holds for each piece, so a batch has budget × the worker's threads.
 #pragma once
 #include <cstddef>
 #include <functional>
