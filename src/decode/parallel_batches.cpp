@@ -74,17 +74,21 @@ void run_pieces(size_t pieces, int threads, const std::function<void(size_t)>& d
       errors[p] = std::current_exception();
     }
   };
+  // LibTorch sets a thread's count from a process-wide value at the thread's first query
+  // (at::internal::lazy_init_num_threads), and every set_num_threads changes that value: each new
+  // thread queries first, then sets its own, and the caller restores its own only after the join.
   std::vector<std::thread> others;
   for (size_t p = 1; p < pieces; ++p)
     others.emplace_back([&, p] {
+      at::get_num_threads();
       at::set_num_threads(threads);
       run(p);
     });
   const int before = at::get_num_threads();
   at::set_num_threads(threads);
   run(0);
-  at::set_num_threads(before);
   for (auto& t : others) t.join();
+  at::set_num_threads(before);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
