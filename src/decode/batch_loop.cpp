@@ -21,8 +21,8 @@ void for_each_batch(const Ensemble& model, const std::vector<size_t>& lengths, s
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
   // Threads beyond one a worker decode a batch's sentences side by side, one piece a thread: a
   // search's small products and the work between them use a second thread on the same product
-  // poorly (fp32 beam 4 on 2 cores: 174 sentences/s so, 222 as two pieces; docs/performance.md).
-  // `budget` is each piece's: a search holds as many sentences as with one thread.
+  // poorly (fp32 beam 4, one worker on 2 threads: 1.23× as pieces; docs/performance.md,
+  // "Decoding workers"). `budget` is each piece's: a search holds as many sentences as with one thread.
   workers = device.is_cpu() ? std::max(1, workers) : 1;
   const int intra = device.is_cpu() ? threads_per_worker(workers) : 1;
   budget *= size_t(intra);
