@@ -40,8 +40,7 @@ void for_each_batch(const Ensemble& model, const std::vector<size_t>& lengths, s
       [&](size_t b) {
         const auto pieces = deal_batch(batches[b], intra);
         if (pieces.size() <= 1) return decode(batches[b], device);
-        run_pieces(pieces.size(), std::max(1, intra / int(pieces.size())),
-                   [&](size_t p) { decode(pieces[p], device); });
+        run_batches(pieces.size(), int(pieces.size()), [&](size_t p) { decode(pieces[p], device); });
       },
       [&](size_t b) {
         done += batches[b].size();

@@ -33,7 +33,11 @@ void run_batches(size_t count, int workers, const std::function<void(size_t)>& d
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex mu;
+  // LibTorch sets a thread's count from a process-wide value at the thread's first query
+  // (at::internal::lazy_init_num_threads), and every set_num_threads changes that value (another
+  // caller's restore included): each worker queries first, then sets its own.
   auto work = [&] {
+    at::get_num_threads();
     at::set_num_threads(intra);
     for (size_t i; !failed && (i = next++) < count;) {
       try {
@@ -62,35 +66,6 @@ std::vector<std::vector<size_t>> deal_batch(const std::vector<size_t>& batch, in
   std::vector<std::vector<size_t>> out(n);
   for (size_t j = 0; j < batch.size(); ++j) out[j % n].push_back(batch[j]);
   return out;
-}
-
-void run_pieces(size_t pieces, int threads, const std::function<void(size_t)>& decode) {
-  BlasThreadsOverride one_blas_thread(1);
-  std::vector<std::exception_ptr> errors(pieces);
-  auto run = [&](size_t p) {
-    try {
-      decode(p);
-    } catch (...) {
-      errors[p] = std::current_exception();
-    }
-  };
-  // LibTorch sets a thread's count from a process-wide value at the thread's first query
-  // (at::internal::lazy_init_num_threads), and every set_num_threads changes that value: each new
-  // thread queries first, then sets its own, and the caller restores its own only after the join.
-  std::vector<std::thread> others;
-  for (size_t p = 1; p < pieces; ++p)
-    others.emplace_back([&, p] {
-      at::get_num_threads();
-      at::set_num_threads(threads);
-      run(p);
-    });
-  const int before = at::get_num_threads();
-  at::set_num_threads(threads);
-  run(0);
-  for (auto& t : others) t.join();
-  at::set_num_threads(before);
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace yoke

@@ -31,12 +31,7 @@ void run_batches(size_t count, int workers, const std::function<void(size_t)>& d
 
 // A batch's sentences dealt to `pieces` pieces in turn (the j-th to piece j mod pieces): the batch
 // is sorted by length, so the pieces' lengths are alike. Fewer pieces when the batch has fewer
-// sentences; one (the batch) when pieces ≤ 1.
+// sentences; one (the batch) when pieces ≤ 1. run_batches decodes the pieces, a worker each.
 std::vector<std::vector<size_t>> deal_batch(const std::vector<size_t>& batch, int pieces);
-
-// Calls decode(p) for every p in [0, pieces) at once, each on a thread of its own (p = 0 on the
-// calling thread) running its operators on `threads` threads, OpenBLAS's pool at one thread. The
-// first exception thrown is rethrown here once all have stopped.
-void run_pieces(size_t pieces, int threads, const std::function<void(size_t)>& decode);
 
 }  // namespace yoke

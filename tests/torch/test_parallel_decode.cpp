@@ -110,16 +110,18 @@ TEST(ParallelBatches, DealsABatchToPiecesInTurn) {
   EXPECT_EQ(deal_batch({5, 6}, 4), (std::vector<std::vector<size_t>>{{5}, {6}}));
 }
 
-// Every piece runs at once with the others: each waits until all have started (a bound of 10 s
-// in place of a hang), each on its own thread with the threads asked for; the caller's thread
-// count is back afterwards, and a piece's error reaches the caller after all have stopped.
-TEST(ParallelBatches, PiecesRunAtOnceEachOnItsOwnThread) {
+// As many batches as workers (a batch's pieces, decode/batch_loop.h) run at once: each waits until
+// all have started (a bound of 10 s in place of a hang), each on its own thread with its share of
+// the threads; the caller's thread count is back afterwards, and an error reaches the caller.
+// A worker's count must hold although LibTorch sets a thread's count from a process-wide value
+// at its first query (under Prescott/2 a piece once ran on the caller's 2).
+TEST(ParallelBatches, AsManyBatchesAsWorkersRunAtOnceEachOnItsOwnThreads) {
   const int before = at::get_num_threads();
   std::atomic<int> started{0}, finished{0};
   std::mutex mu;
   std::set<std::thread::id> ids;
   std::vector<int> threads_seen(3, 0);
-  run_pieces(3, 1, [&](size_t p) {
+  run_batches(3, 3, [&](size_t p) {
     ++started;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (started.load() < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
@@ -134,7 +136,7 @@ TEST(ParallelBatches, PiecesRunAtOnceEachOnItsOwnThread) {
   EXPECT_EQ(threads_seen, (std::vector<int>{1, 1, 1}));
   EXPECT_EQ(at::get_num_threads(), before);
   std::atomic<int> ran{0};
-  EXPECT_THROW(run_pieces(2, 1,
+  EXPECT_THROW(run_batches(2, 2,
                           [&](size_t p) {
                             ++ran;
                             if (p == 1) throw std::runtime_error("piece 1 failed");
