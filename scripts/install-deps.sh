@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages yoke builds and runs with. Idempotent: does nothing when all are present.
 set -euo pipefail
-PKGS=(build-essential cmake libtorch-dev libopenblas0-pthread libsentencepiece-dev
+PKGS=(build-essential cmake ninja-build libtorch-dev libopenblas0-pthread libsentencepiece-dev
       nlohmann-json3-dev zlib1g-dev libgtest-dev libcli11-dev libcpp-httplib-dev libgloo-dev pkg-config
       libboost-dev
       # yoke's int8 product (src/model/int8_matmul.h): the headers of the oneDNN LibTorch loads.
