@@ -1,6 +1,7 @@
 // yoke: train, decode and study text-generation models with shared embeddings.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/fork_server.h"
 #include "util/progress.h"
 #include "util/thread_policy.h"
 #include "util/version.h"
@@ -67,9 +69,7 @@ bool standard_output_written(const std::string& who) {
 // line written in pieces interleaves with theirs.
 void error_line(const std::string& line) { std::cerr << (line + "\n") << std::flush; }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command_line(int argc, char** argv) {
   yoke::use_fast_math_library_settings(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
@@ -112,4 +112,13 @@ int main(int argc, char** argv) {
   std::cerr << "yoke: unknown command '" << argv[1] << "'\n\n";
   print_help();
   return 2;
+}
+
+}  // namespace
+
+// `yoke --fork-server FD` (not in --help): runs command lines sent on the socket FD, each in a
+// fork of this process with its libraries loaded once (util/fork_server.h; the tests' ForkClient).
+int main(int argc, char** argv) {
+  if (argc == 3 && !std::strcmp(argv[1], "--fork-server")) return yoke::serve_forks(std::atoi(argv[2]), run_command_line);
+  return run_command_line(argc, argv);
 }
