@@ -1,6 +1,7 @@
 #include "util/fork_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -58,20 +59,33 @@ void close_from(int first) {
   std::exit(command(static_cast<int>(argc), argv.data()));
 }
 
-// In the waiter: forks the worker and sends back its wait status. The server ignores SIGCHLD (its
-// waiters are reaped by the kernel); the waiter and its worker take the default back.
+// In the waiter: forks the worker and sends back its pid, then its wait status. The server ignores
+// SIGCHLD (its waiters are reaped by the kernel); the waiter and its worker take the default back.
 [[noreturn]] void run_waiter(int socket_fd, const int fds[kRequestFds], char* text, size_t size,
                              int (*command)(int, char**)) {
   ::close(socket_fd);
   ::signal(SIGCHLD, SIG_DFL);
   const pid_t worker = ::fork();
   if (worker == 0) run_worker(fds, text, size, command);
-  int status = 127 << 8;  // as a shell reports a command it could not start
-  if (worker > 0)
-    while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
-    }
-  [[maybe_unused]] const ssize_t sent = ::write(fds[3], &status, sizeof status);
+  if (worker < 0) ::_exit(1);  // the client sees the pipe close without a pid
+  [[maybe_unused]] ssize_t sent = ::write(fds[3], &worker, sizeof worker);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  sent = ::write(fds[3], &status, sizeof status);
   ::_exit(0);
+}
+
+// Reads exactly size bytes (false at the end of the pipe first).
+bool read_all(int fd, void* into, size_t size) {
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t r = ::read(fd, static_cast<char*>(into) + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    got += static_cast<size_t>(r);
+  }
+  return true;
 }
 
 int run_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
@@ -163,17 +177,17 @@ ForkClient::~ForkClient() {
   }
 }
 
-int ForkClient::run(const std::vector<std::string>& argv, int in, int out, int err) {
-  if (socket_ < 0 || argv.empty() || load_time_environment(environ) != load_env_) return -1;
+ForkClient::Worker ForkClient::start(const std::vector<std::string>& argv, int in, int out, int err) {
+  if (socket_ < 0 || argv.empty() || load_time_environment(environ) != load_env_) return {};
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  if (ec) return -1;
+  if (ec) return {};
   std::string text = cwd + '\0' + std::to_string(argv.size()) + '\0';
   for (const auto& a : argv) text += a + '\0';
   for (char** e = environ; *e != nullptr; ++e) text += std::string(*e) + '\0';
-  if (text.size() >= kMaxRequest) return -1;
+  if (text.size() >= kMaxRequest) return {};
   int reply[2];
-  if (::pipe2(reply, O_CLOEXEC) != 0) return -1;
+  if (::pipe2(reply, O_CLOEXEC) != 0) return {};
   const int fds[kRequestFds] = {in, out, err, reply[1]};
   iovec iov{text.data(), text.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
@@ -191,26 +205,32 @@ int ForkClient::run(const std::vector<std::string>& argv, int in, int out, int e
   while ((sent = ::sendmsg(socket_, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   ::close(reply[1]);
-  if (sent < 0) {  // the server has gone: nothing ran
-    ::close(reply[0]);
-    return -1;
+  Worker w;
+  if (sent >= 0 && read_all(reply[0], &w.pid, sizeof w.pid)) {
+    w.reply = reply[0];
+    return w;
   }
+  ::close(reply[0]);  // the server has gone, or could not fork: nothing runs
+  return {};
+}
+
+bool ForkClient::wait(Worker& worker, int* status, bool block) {
+  if (!block) {
+    pollfd p{worker.reply, POLLIN, 0};
+    if (::poll(&p, 1, 0) == 0) return false;
+  }
+  // The waiter writes the status only when the worker has ended; none means it was killed.
+  if (!read_all(worker.reply, status, sizeof *status)) *status = 127 << 8;
+  ::close(worker.reply);
+  worker.reply = -1;
+  return true;
+}
+
+int ForkClient::run(const std::vector<std::string>& argv, int in, int out, int err) {
+  Worker w = start(argv, in, out, err);
+  if (w.pid < 0) return -1;
   int status = 0;
-  size_t got = 0;
-  while (got < sizeof status) {
-    const ssize_t r = ::read(reply[0], reinterpret_cast<char*>(&status) + got, sizeof status - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  ::close(reply[0]);
-  if (got != sizeof status) {
-    // Sent but never answered (the server dropped it or was killed): it may have run, so it is
-    // not run again; the caller sees a failure.
-    const std::string what = "fork server: no exit status for " + argv[0] + "\n";
-    [[maybe_unused]] const ssize_t w = ::write(err, what.data(), what.size());
-    return 127;
-  }
+  wait(w, &status);
   return run_status(status);
 }
 

@@ -6,7 +6,7 @@
 // The server is `program --fork-server FD`, started by ForkClient with one end of a socket pair:
 // nothing else can reach it. Each request carries the arguments, the working directory, the
 // environment and the descriptors for standard input, output and error; the server forks a waiter,
-// which forks the worker and sends back the worker's wait status. The worker runs the program's
+// which forks the worker and sends back the worker's pid, then its wait status. The worker runs the program's
 // command function as a fresh process would: its own pid, those descriptors, that directory and
 // environment. What the libraries read from the environment while loading came from the server's
 // environment: the client falls back to exec when such variables changed (load_time_environment).
@@ -36,10 +36,24 @@ class ForkClient {
   ForkClient(const ForkClient&) = delete;
   ForkClient& operator=(const ForkClient&) = delete;
 
-  // Runs argv (argv[0] is the binary) in a worker with in, out and err as its standard input,
-  // output and error, in this process's working directory and environment; waits for it. Its exit
-  // status (128 + signal when killed), or -1 when the server cannot run it (it has gone, or the
-  // environment that libraries read at load time differs from the server's): run it with exec then.
+  // A worker that start() began: its pid (signal it as any process; it is the server's
+  // grandchild, so waitpid() cannot wait for it: wait() does) and the pipe its status comes on.
+  struct Worker {
+    pid_t pid = -1;
+    int reply = -1;
+  };
+
+  // Starts argv (argv[0] is the binary) in a worker with in, out and err as its standard input,
+  // output and error, in this process's working directory and environment. pid -1 when the server
+  // cannot run it (it has gone, or the environment that libraries read at load time differs from
+  // the server's): run it with exec then.
+  Worker start(const std::vector<std::string>& argv, int in, int out, int err);
+  // The worker's wait status, as waitpid() gives it; with block = false, false at once while it
+  // runs. Once it is true, the worker is done with (its pipe closed). A server that has gone reports
+  // the status of exit code 127.
+  static bool wait(Worker& worker, int* status, bool block = true);
+
+  // start() and wait(): the exit status (128 + signal when killed), or -1 when it cannot run it.
   int run(const std::vector<std::string>& argv, int in, int out, int err);
 
  private:

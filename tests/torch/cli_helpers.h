@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -102,8 +103,32 @@ inline fs::path tiny_translation_model() {
   return dir;
 }
 
-// Starts a command with its standard error in `log`; returns the child's pid.
+// run(), output_of() and spawn() start `yoke` as a fork of a `yoke --fork-server` made once per
+// test process (util/fork_server.h): the same main() in a fresh process, without loading LibTorch
+// again (~0.45 s of CPU each, hundreds of times a suite run). YOKE_TEST_EXEC=1 starts every
+// command with exec.
+inline ForkClient* yoke_fork_server() {
+  static const std::unique_ptr<ForkClient> client =
+      std::getenv("YOKE_TEST_EXEC") != nullptr ? nullptr : std::make_unique<ForkClient>(YOKE_BINARY);
+  return client.get();
+}
+
+// The workers spawn() started through the server, by pid: they are not this process's children.
+inline std::map<pid_t, ForkClient::Worker>& forked_workers() {
+  static std::map<pid_t, ForkClient::Worker> workers;
+  return workers;
+}
+
+// Starts a command with its standard error in `log`; returns its pid: signal it with kill(), wait
+// for it with wait_child().
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  if (args.at(0) == YOKE_BINARY)
+    if (ForkClient* server = yoke_fork_server()) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      const ForkClient::Worker w = fd < 0 ? ForkClient::Worker{} : server->start(args, 0, 1, fd);
+      if (fd >= 0) ::close(fd);
+      if (w.pid > 0) return forked_workers().emplace(w.pid, w).first->first;
+    }
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = std::freopen(log.c_str(), "w", stderr);
@@ -117,22 +142,24 @@ inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   return pid;
 }
 
+// waitpid() for a pid from spawn(), with its status word (options: 0 or WNOHANG).
+inline pid_t wait_child(pid_t pid, int* status, int options = 0) {
+  int ignored = 0;
+  if (status == nullptr) status = &ignored;
+  auto& workers = forked_workers();
+  const auto it = workers.find(pid);
+  if (it == workers.end()) return waitpid(pid, status, options);
+  if (!ForkClient::wait(it->second, status, !(options & WNOHANG))) return 0;
+  workers.erase(it);
+  return pid;
+}
+
 // The lines of a text (a command's output, a file's content).
 inline std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
-}
-
-// run() and output_of() start `yoke` as a fork of a `yoke --fork-server` made once per test
-// process (util/fork_server.h): the same main() in a fresh process, without loading LibTorch
-// again (~0.45 s of CPU each, hundreds of times a suite run). spawn() keeps exec: its tests signal
-// and wait for the pid. YOKE_TEST_EXEC=1 starts every command with exec.
-inline ForkClient* yoke_fork_server() {
-  static const std::unique_ptr<ForkClient> client =
-      std::getenv("YOKE_TEST_EXEC") != nullptr ? nullptr : std::make_unique<ForkClient>(YOKE_BINARY);
-  return client.get();
 }
 
 // Runs args to the end with out and err as its standard output and error (args[0] found on PATH

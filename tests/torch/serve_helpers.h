@@ -27,7 +27,7 @@ inline int wait_for_port(const fs::path& log, pid_t pid) {
     std::smatch m;
     const std::string text = slurp(log);
     if (std::regex_search(text, m, listening)) return std::stoi(m[1]);
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return 0;
+    if (wait_child(pid, nullptr, WNOHANG) == pid) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return 0;
@@ -37,9 +37,9 @@ inline int wait_for_port(const fs::path& log, pid_t pid) {
 struct ServerProcess {
   pid_t pid = -1;
   ~ServerProcess() {
-    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+    if (pid > 0 && wait_child(pid, nullptr, WNOHANG) == 0) {
       kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
+      wait_child(pid, nullptr, 0);
     }
   }
 };

@@ -111,7 +111,7 @@ TEST(DamageCli, OneTrainerPerSaveDirSigtermExits143AndResumeKeepsMetricsOnce) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(first, SIGTERM);
   int status = 0;
-  waitpid(first, &status, 0);
+  wait_child(first, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 143);  // 128 + SIGTERM, as shells report it
 
@@ -183,7 +183,7 @@ TEST(DamageCli, KillsAtRandomTimesNeverLeaveATornCheckpoint) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + (state >> 8) % 600));
     ::kill(pid, SIGKILL);
     int status = 0;
-    waitpid(pid, &status, 0);
+    wait_child(pid, &status, 0);
     ASSERT_TRUE(fs::is_directory(dir)) << "round " << round << ": " << slurp(log);
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".ykp") continue;

@@ -136,7 +136,7 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   ASSERT_TRUE(fs::exists(first)) << slurp(work_dir() / "killed.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the second run
   kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
+  wait_child(pid, nullptr, 0);
   ASSERT_FALSE(fs::exists(out2 / "report.json"));
   const auto first_time = fs::last_write_time(first);
   ASSERT_EQ(run(experiment_args(out2), work_dir() / "resumed.log"), 0) << slurp(work_dir() / "resumed.log");

@@ -4,6 +4,8 @@
 // it (tests/torch/cli_helpers.h); these check each thing it carries on its own.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -91,4 +93,25 @@ TEST(ForkServer, AChangedLoadTimeVariableFallsBackToExec) {
   if (before) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
   else ::unsetenv("OMP_NUM_THREADS");
   EXPECT_EQ(through(server, {YOKE_BINARY, "--version"}).status, 0);
+}
+
+// A worker is signalled by its pid, as an exec'd process; its status then says which signal.
+TEST(ForkServer, AKilledWorkerReportsItsSignal) {
+  const auto ref = work_dir() / "fork-kill.ref";
+  std::ofstream(ref) << "a cat\n";
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  ForkClient server(YOKE_BINARY);
+  FileFd out(work_dir() / "fork-kill.out", O_WRONLY | O_CREAT | O_TRUNC);
+  // Waits on its standard input, a pipe this test holds open.
+  ForkClient::Worker w = server.start({YOKE_BINARY, "score", "--ref", ref.string(), "--hyp", "/dev/stdin"},
+                                      pipe_fds[0], out.fd, out.fd);
+  ASSERT_GT(w.pid, 0);
+  int status = 0;
+  EXPECT_FALSE(ForkClient::wait(w, &status, false)) << "it cannot have ended: its input is open";
+  ASSERT_EQ(::kill(w.pid, SIGKILL), 0);
+  ASSERT_TRUE(ForkClient::wait(w, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
 }

@@ -165,7 +165,7 @@ TEST(ServeCli, ConcurrentClientsBadRequestsMetricsAndShutdown) {
   ASSERT_EQ(kill(server.pid, SIGTERM), 0);
   in_flight.join();
   int status = 0;
-  ASSERT_EQ(waitpid(server.pid, &status, 0), server.pid);
+  ASSERT_EQ(wait_child(server.pid, &status, 0), server.pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
   EXPECT_NE(slurp(log).find("received SIGTERM"), std::string::npos) << slurp(log);
   EXPECT_NE(slurp(log).find("stopped"), std::string::npos) << slurp(log);

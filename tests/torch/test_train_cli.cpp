@@ -57,7 +57,7 @@ TEST(TrainCli, SigkillAndResumeGivesTheSameParameters) {
   }
   ::kill(pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
+  wait_child(pid, &status, 0);
   ASSERT_TRUE(fs::exists(killed / "checkpoint_last.ykp"));
   const int64_t at_kill = checkpoint_update(killed / "checkpoint_last.ykp");
   EXPECT_LT(at_kill, 60) << "the run finished before it was killed; the test proves nothing";
@@ -76,7 +76,7 @@ TEST(TrainCli, CtrlCSavesAndResumes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ::kill(pid, SIGINT);
   int status = 0;
-  waitpid(pid, &status, 0);
+  wait_child(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
   const auto log = slurp(work_dir() / "ctrlc.log");
