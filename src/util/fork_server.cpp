@@ -23,11 +23,12 @@ namespace {
 // A request: its text is NUL-separated strings (working directory, argc, argv..., environment...);
 // its descriptors are standard input, output, error and the reply pipe's write end, in that order.
 constexpr int kRequestFds = 4;
-// The largest request: environments and argument lists of tests are a few KB.
+// The largest request: environments and argument lists of tests are a few KB. (The socket's send
+// buffer, ~200 KB by default, may refuse a smaller one first: start() then says to exec.)
 constexpr size_t kMaxRequest = 1 << 20;
 
-// Descriptors that this process has not already made close-on-exec go: the server must hold no
-// pipe of its client's open (whoever reads it would wait for ever) and the worker only its own.
+// Closes every descriptor from `first` up, in the child that becomes the server: it must hold no
+// pipe of its client's open (whoever reads that pipe would wait for ever).
 void close_from(int first) {
   if (::close_range(first, ~0U, 0) == 0) return;
   for (int fd = first, top = static_cast<int>(::sysconf(_SC_OPEN_MAX)); fd < top; ++fd) ::close(fd);
