@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-[ -x build/yoke_bench_decode ] && [ -x build/yoke ] || bash scripts/build.sh >&2
+[ -x build/yoke ] || bash scripts/build.sh >&2
+cmake --build build --target yoke_bench_decode >&2  # not in the default build; rebuilt when stale
 src=$data/test.$test_name.src.txt ref=$data/test.$test_name.tgt.txt
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

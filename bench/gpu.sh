@@ -9,7 +9,7 @@
 # Last line: one JSON object with every figure and ratio.
 #
 #   bench/gpu.sh [--build-dir DIR] [--steps N] [--batch-tokens N]
-# Needs a CUDA build (scripts/gpu-build.sh) and python3 with a CUDA PyTorch.
+# Needs a CUDA build of the bench (scripts/gpu-build.sh --target yoke_bench_speed) and python3 with a CUDA PyTorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-gpu steps=30 tokens=12288
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 PYTHON=${PYTHON:-python3}
 B=$build/yoke_bench_speed
-[ -x "$B" ] || { echo "bench/gpu.sh: no $B; build with scripts/gpu-build.sh" >&2; exit 1; }
+[ -x "$B" ] || { echo "bench/gpu.sh: no $B; build it with scripts/gpu-build.sh --target yoke_bench_speed" >&2; exit 1; }
 out=$(mktemp -d)
 W=$out/workload.bin
 "$B" --part workload --size base --batch-tokens "$tokens" --batches 8 --out "$W" >/dev/null
