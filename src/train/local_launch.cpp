@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/subprocess.h"
 
 extern char** environ;
 
@@ -33,8 +34,6 @@ std::string describe(int status) {
   }
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
-
-int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
 // This process's environment without the variables the launcher sets, plus `extra`.
 std::vector<std::string> worker_environment(const std::vector<std::string>& extra) {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "util/subprocess.h"
+
 extern char** environ;
 
 namespace yoke {
@@ -89,8 +91,6 @@ bool read_all(int fd, void* into, size_t size) {
   return true;
 }
 
-int run_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-
 }  // namespace
 
 int serve_forks(int socket_fd, int (*command)(int, char**)) {
@@ -145,11 +145,11 @@ std::vector<std::string> load_time_environment(char** env) {
   return out;
 }
 
-ForkClient::ForkClient(const std::string& binary) : binary_(binary), load_env_(load_time_environment(environ)) {
+ForkClient::ForkClient(const std::string& binary) : load_env_(load_time_environment(environ)) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
   // Everything the child needs is made before fork: this process may have threads.
-  std::string program = binary_, flag = "--fork-server", fd = "3";
+  std::string program = binary, flag = "--fork-server", fd = "3";
   char* argv[] = {program.data(), flag.data(), fd.data(), nullptr};
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -232,7 +232,7 @@ int ForkClient::run(const std::vector<std::string>& argv, int in, int out, int e
   if (w.pid < 0) return -1;
   int status = 0;
   wait(w, &status);
-  return run_status(status);
+  return exit_code(status);
 }
 
 }  // namespace yoke

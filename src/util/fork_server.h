@@ -6,9 +6,9 @@
 // The server is `program --fork-server FD`, started by ForkClient with one end of a socket pair:
 // nothing else can reach it. Each request carries the arguments, the working directory, the
 // environment and the descriptors for standard input, output and error; the server forks a waiter,
-// which forks the worker and sends back the worker's pid, then its wait status. The worker runs the program's
-// command function as a fresh process would: its own pid, those descriptors, that directory and
-// environment. What the libraries read from the environment while loading came from the server's
+// which forks the worker and sends back the worker's pid, then its wait status. The worker runs
+// the program's command function as a fresh process would: its own pid, those descriptors, that
+// directory and environment. What the libraries read from the environment while loading came from the server's
 // environment: the client falls back to exec when such variables changed (load_time_environment).
 // The server ends when its client closes the socket (the client's process ended).
 #pragma once
@@ -57,7 +57,6 @@ class ForkClient {
   int run(const std::vector<std::string>& argv, int in, int out, int err);
 
  private:
-  std::string binary_;
   int socket_ = -1;
   pid_t server_ = -1;
   std::vector<std::string> load_env_;

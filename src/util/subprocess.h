@@ -12,6 +12,9 @@ std::string find_on_path(const std::string& name);
 // process group so that a timeout also ends whatever it started. True on exit status 0.
 bool run_quietly(const std::vector<std::string>& argv, double timeout_s);
 
+// A wait status (waitpid's) as a shell reports it: the exit code, or 128 + the signal that ended it.
+int exit_code(int wait_status);
+
 // Runs argv (argv[0] a full path) with no shell and this process's stdin, stdout and stderr, so
 // that its messages reach the user; waits for it. Its exit status (128 + signal when killed, 127
 // when it could not start). It gets SIGTERM if this process dies first (Linux's PR_SET_PDEATHSIG).

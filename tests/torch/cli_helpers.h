@@ -20,6 +20,7 @@
 #include "text/synthetic.h"
 #include "util/fork_server.h"
 #include "util/remove_tree.h"
+#include "util/subprocess.h"
 
 namespace yoke::test {
 
@@ -119,26 +120,32 @@ inline std::map<pid_t, ForkClient::Worker>& forked_workers() {
   return workers;
 }
 
-// Starts a command with its standard error in `log`; returns its pid: signal it with kill(), wait
-// for it with wait_child().
-inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+// Starts args with out and err as its standard output and error (args[0] found on PATH when it
+// has no slash), `yoke` through the fork server; its pid: signal it with kill(), wait for it with
+// wait_child().
+inline pid_t start_with(const std::vector<std::string>& args, int out, int err) {
   if (args.at(0) == YOKE_BINARY)
-    if (ForkClient* server = yoke_fork_server()) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      const ForkClient::Worker w = fd < 0 ? ForkClient::Worker{} : server->start(args, 0, 1, fd);
-      if (fd >= 0) ::close(fd);
-      if (w.pid > 0) return forked_workers().emplace(w.pid, w).first->first;
-    }
-  pid_t pid = fork();
+    if (ForkClient* server = yoke_fork_server())
+      if (const ForkClient::Worker w = server->start(args, 0, out, err); w.pid > 0)
+        return forked_workers().emplace(w.pid, w).first->first;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
   if (pid == 0) {
-    FILE* f = std::freopen(log.c_str(), "w", stderr);
-    (void)f;
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    if (::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) _exit(127);
+    execvp(argv[0], argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+// Starts a command with its standard error in `log`; returns its pid as start_with().
+inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0) << log;
+  const pid_t pid = start_with(args, 1, fd);
+  ::close(fd);
   return pid;
 }
 
@@ -162,34 +169,18 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// Runs args to the end with out and err as its standard output and error (args[0] found on PATH
-// when it has no slash); returns the exit code (128 + signal when killed, 127 when it cannot start).
-inline int run_with(const std::vector<std::string>& args, int out, int err) {
-  if (args.at(0) == YOKE_BINARY)
-    if (ForkClient* server = yoke_fork_server())
-      if (const int rc = server->run(args, 0, out, err); rc >= 0) return rc;
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) _exit(127);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
+// Waits for a pid from start_with() or spawn(); its exit code (128 + signal when killed, 127 when
+// it could not start).
+inline int finish(pid_t pid) {
   int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return pid < 0 || wait_child(pid, &status) != pid ? 127 : exit_code(status);
 }
 
-// Runs to the end with standard error in log; returns the exit code as run_with().
-inline int run(const std::vector<std::string>& args, const fs::path& log) {
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  EXPECT_GE(fd, 0) << log;
-  const int rc = run_with(args, 1, fd);
-  ::close(fd);
-  return rc;
-}
+// Runs args to the end as start_with() starts it; returns its exit code as finish().
+inline int run_with(const std::vector<std::string>& args, int out, int err) { return finish(start_with(args, out, err)); }
+
+// Runs to the end with standard error in log; returns its exit code as finish().
+inline int run(const std::vector<std::string>& args, const fs::path& log) { return finish(spawn(args, log)); }
 
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -62,7 +62,7 @@ int wait_for(pid_t pid, double seconds) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(seconds * 1000));
   int status = 0;
   while (Clock::now() < deadline) {
-    if (wait_child(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (wait_child(pid, &status, WNOHANG) == pid) return exit_code(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ::kill(pid, SIGKILL);
