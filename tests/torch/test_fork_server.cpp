@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include "cli_helpers.h"
 #include "util/fork_server.h"
@@ -25,6 +27,27 @@ struct FileFd {
   explicit FileFd(const fs::path& p, int flags) : fd(::open(p.c_str(), flags | O_CLOEXEC, 0644)) {}
   ~FileFd() { ::close(fd); }
   int fd;
+};
+
+// Sets an environment variable for one scope; the value before (or its absence) comes back after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* v = std::getenv(name)) before_ = v;
+    set_ = ::setenv(name, value, 1) == 0;
+  }
+  bool set() const { return set_; }
+  ~ScopedEnv() {
+    if (before_) ::setenv(name_, before_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> before_;
+  bool set_ = false;
 };
 
 // Output, error and exit status of one command through the server, standard input from `in`.
@@ -73,11 +96,14 @@ TEST(ForkServer, AWorkerReadsItsInputInTheCallersDirectory) {
 
 TEST(ForkServer, AWorkerSeesTheCallersEnvironment) {
   ForkClient server(YOKE_BINARY);
-  ASSERT_EQ(::setenv("YOKE_FP32_KERNEL", "no-such-kernel", 1), 0);
-  const Outcome bad = through(server, {YOKE_BINARY, "translate", "--model", tiny_translation_model().string(),
-                                       "--input", "/dev/stdin", "--threads", "1"},
-                              data_dir() / "test.toy.src.txt");
-  ASSERT_EQ(::setenv("YOKE_FP32_KERNEL", "openblas", 1), 0);  // test_main.cpp's pin
+  const auto model = tiny_translation_model();  // trained before the variable changes
+  Outcome bad{};
+  {
+    ScopedEnv kernel("YOKE_FP32_KERNEL", "no-such-kernel");
+    ASSERT_TRUE(kernel.set());
+    bad = through(server, {YOKE_BINARY, "translate", "--model", model.string(), "--input", "/dev/stdin", "--threads", "1"},
+                  data_dir() / "test.toy.src.txt");
+  }
   EXPECT_EQ(bad.status, 2) << bad.err;
   EXPECT_NE(bad.err.find("YOKE_FP32_KERNEL=no-such-kernel"), std::string::npos) << bad.err;
 }
@@ -85,13 +111,13 @@ TEST(ForkServer, AWorkerSeesTheCallersEnvironment) {
 // OpenMP and OpenBLAS read their variables while they load, in the server: a changed one means a
 // worker would not run as an exec'd `yoke` would, so the client says to exec instead.
 TEST(ForkServer, AChangedLoadTimeVariableFallsBackToExec) {
-  const char* before = std::getenv("OMP_NUM_THREADS");
-  const std::string saved = before ? before : "";
   ForkClient server(YOKE_BINARY);
-  ASSERT_EQ(::setenv("OMP_NUM_THREADS", saved == "3" ? "5" : "3", 1), 0);
-  EXPECT_EQ(through(server, {YOKE_BINARY, "--version"}).status, -1);
-  if (before) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
-  else ::unsetenv("OMP_NUM_THREADS");
+  {
+    const char* now = std::getenv("OMP_NUM_THREADS");
+    ScopedEnv threads("OMP_NUM_THREADS", now && std::string(now) == "3" ? "5" : "3");
+    ASSERT_TRUE(threads.set());
+    EXPECT_EQ(through(server, {YOKE_BINARY, "--version"}).status, -1);
+  }
   EXPECT_EQ(through(server, {YOKE_BINARY, "--version"}).status, 0);
 }
 
