@@ -46,54 +46,94 @@ bool attend_by_batched_products(const at::Tensor& q, const at::Tensor& k, const 
   return true;
 }
 
-// Writes x [B, H, 1, d_head] at position `pos` of room [B', H, room, d_head], batch row b at row
-// rows[b] (empty: b).
-void write_position(at::Tensor& room, const std::vector<int64_t>& rows, int64_t pos, const at::Tensor& x) {
+// Writes x [B, H, 1, d_head] at position `pos` of room [slots, H, room, d_head], batch row b in row b.
+void write_position(at::Tensor& room, int64_t pos, const at::Tensor& x) {
   const auto src = x.stride(3) == 1 ? x : x.contiguous();
   const int64_t batch = src.size(0), heads = src.size(1), dh = src.size(3);
   float* dst = room.data_ptr<float>();
   const float* from = src.data_ptr<float>();
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t r = rows.empty() ? b : rows[size_t(b)];
+  for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
-      std::memcpy(dst + r * room.stride(0) + h * room.stride(1) + pos * room.stride(2),
+      std::memcpy(dst + b * room.stride(0) + h * room.stride(1) + pos * room.stride(2),
                   from + b * src.stride(0) + h * src.stride(1), size_t(dh) * sizeof(float));
-  }
 }
 
-// Appends one new position k, v [B, H, 1, d_head] to the cache in place, growing its room when full.
+// Copies positions [0, len) of row `from` of room `src` to row `to` of room `dst` (both [slots, H, room, d_head]).
+void copy_row(at::Tensor& dst, int64_t to, const at::Tensor& src, int64_t from, int64_t len) {
+  const float* s = src.data_ptr<float>();
+  float* d = dst.data_ptr<float>();
+  for (int64_t h = 0; h < src.size(1); ++h)
+    std::memcpy(d + to * dst.stride(0) + h * dst.stride(1), s + from * src.stride(0) + h * src.stride(1),
+                size_t(len * src.size(3)) * sizeof(float));
+}
+
+// Appends one new position k, v [B, H, 1, d_head] to the cache in place, growing its room when it
+// has too few positions or rows. A grown room keeps only the rows that some batch row still
+// reads, renumbered; a plain cache taken over moves in batch order.
 void append_in_place(KeyValues& cache, const at::Tensor& k, const at::Tensor& v) {
-  const int64_t used = cache.k.defined() ? cache.k.size(2) : 0;
-  if (!cache.k_room.defined() || used + 1 > cache.k_room.size(2)) {
+  const int64_t used = cache.k.defined() ? cache.k.size(2) : 0, batch = k.size(0);
+  const bool in_room = cache.k_room.defined();
+  if (!in_room || used + 1 > cache.k_room.size(2) || batch > cache.k_room.size(0)) {
     const int64_t room = (used + 1 + kRoomStep - 1) / kRoomStep * kRoomStep;
+    std::vector<int64_t> position_rows(size_t(batch * room), 0), renumbered;
+    int64_t kept = 0;
+    if (in_room) {
+      const int64_t old_room = cache.k_room.size(2);
+      TORCH_CHECK(cache.room_batch() == batch, "KeyValues: a step of ", batch, " rows on a cache of ", cache.room_batch());
+      renumbered.assign(size_t(cache.k_room.size(0)), -1);
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t t = 0; t < used; ++t) {
+          int64_t& r = renumbered[size_t(cache.position_rows[size_t(b * old_room + t)])];
+          if (r < 0) r = kept++;
+          position_rows[size_t(b * room + t)] = r;
+        }
+    }
     auto grown = [&](const at::Tensor& like) {
-      return at::empty({like.size(0), like.size(1), room, like.size(3)}, like.options());
+      return at::empty({std::max(batch, kept), like.size(1), room, like.size(3)}, like.options());
     };
     auto k_room = grown(k), v_room = grown(v);
-    if (used) {
-      k_room.narrow(2, 0, used).copy_(cache.batch_k());
-      v_room.narrow(2, 0, used).copy_(cache.batch_v());
+    if (in_room) {
+      for (size_t r = 0; r < renumbered.size(); ++r)
+        if (renumbered[r] >= 0) {
+          copy_row(k_room, renumbered[r], cache.k_room, int64_t(r), used);
+          copy_row(v_room, renumbered[r], cache.v_room, int64_t(r), used);
+        }
+    } else if (used) {
+      k_room.narrow(0, 0, batch).narrow(2, 0, used).copy_(cache.batch_k());
+      v_room.narrow(0, 0, batch).narrow(2, 0, used).copy_(cache.batch_v());
+      for (int64_t b = 0; b < batch; ++b) std::fill_n(position_rows.begin() + b * room, used, b);
     }
     cache.k_room = k_room, cache.v_room = v_room;
+    cache.position_rows = std::move(position_rows);
     cache.rows.clear();
   }
-  write_position(cache.k_room, cache.rows, used, k);
-  write_position(cache.v_room, cache.rows, used, v);
+  TORCH_CHECK(cache.room_batch() == batch, "KeyValues: a step of ", batch, " rows on a cache of ", cache.room_batch());
+  write_position(cache.k_room, used, k);
+  write_position(cache.v_room, used, v);
+  const int64_t room = cache.k_room.size(2);
+  for (int64_t b = 0; b < batch; ++b) cache.position_rows[size_t(b * room + used)] = b;
   cache.k = cache.k_room.narrow(2, 0, used + 1);
   cache.v = cache.v_room.narrow(2, 0, used + 1);
-}
-
-// Copies the first `len` positions of row `from` of room [B', H, room, d_head] to row `to`.
-void copy_positions(at::Tensor& room, int64_t from, int64_t to, int64_t len) {
-  float* base = room.data_ptr<float>();
-  const size_t bytes = size_t(len * room.size(3)) * sizeof(float);
-  for (int64_t h = 0; h < room.size(1); ++h)
-    std::memcpy(base + to * room.stride(0) + h * room.stride(1), base + from * room.stride(0) + h * room.stride(1), bytes);
 }
 
 }  // namespace
 
 at::Tensor KeyValues::in_batch_order(const at::Tensor& t) const {
+  if (k_room.defined()) {
+    // Each (row, position) from the row that holds it: [B, H, T, d_head] in batch order.
+    const int64_t batch = room_batch(), room = k_room.size(2), len = t.size(2), heads = t.size(1), dh = t.size(3);
+    auto out = at::empty({batch, heads, len, dh}, t.options());
+    const auto src = t.stride(3) == 1 ? t : t.contiguous();
+    const float* from = src.data_ptr<float>();
+    float* to = out.data_ptr<float>();
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t p = 0; p < len; ++p)
+          std::memcpy(to + ((b * heads + h) * len + p) * dh,
+                      from + position_rows[size_t(b * room + p)] * src.stride(0) + h * src.stride(1) + p * src.stride(2),
+                      size_t(dh) * sizeof(float));
+    return out;
+  }
   return rows.empty() ? t : t.index_select(0, rows_tensor(rows));
 }
 
@@ -114,50 +154,23 @@ void KeyValues::keep_rows(const at::Tensor& index) {
   }
   const auto idx = index.to(at::kCPU, at::kLong).contiguous();
   const int64_t* p = idx.data_ptr<int64_t>();
-  std::vector<int64_t> next(size_t(idx.numel()));
-  for (size_t i = 0; i < next.size(); ++i) next[i] = rows.empty() ? p[i] : rows[size_t(p[i])];
-  // Nothing writes into k and v outside their room (the plain cache is rebuilt by at::cat, the
-  // encoder's memory is read only), so there a row may be read by several batch rows.
-  if (!k_room.defined() || fill_slots(next)) {
-    rows = std::move(next);
+  const int64_t count = idx.numel();
+  if (k_room.defined()) {
+    // Row b' continues batch row p[b']: its positions are where that row's are.
+    const int64_t room = k_room.size(2), batch = room_batch(), used = k.size(2);
+    std::vector<int64_t> next(size_t(count * room), 0);
+    for (int64_t b = 0; b < count; ++b) {
+      TORCH_CHECK(p[b] >= 0 && p[b] < batch, "KeyValues::keep_rows: row ", p[b], " of ", batch);
+      std::copy_n(position_rows.begin() + p[b] * room, used, next.begin() + b * room);
+    }
+    position_rows = std::move(next);
     return;
   }
-  // More rows than the room holds: every row gets a copy.
-  const auto keep = rows_tensor(next);
-  const int64_t len = k.size(2);
-  rows.clear();
-  k_room = k_room.index_select(0, keep);
-  v_room = v_room.index_select(0, keep);
-  k = k_room.narrow(2, 0, len);
-  v = v_room.narrow(2, 0, len);
-}
-
-bool KeyValues::fill_slots(std::vector<int64_t>& next) {
-  // Each row of the room is written by one batch row: the first batch row of a parent keeps its
-  // row, every other one (beam search's second child) takes a row no one reads any more, with a
-  // copy of its parent's positions. Only those copies move; a beam step no longer copies the cache.
-  const int64_t slots = k_room.size(0), len = k.size(2);
-  std::vector<char> read(size_t(slots), 0);
-  for (int64_t r : next) read[size_t(r)] = 1;
-  std::vector<int64_t> spare;
-  for (int64_t r = slots - 1; r >= 0; --r)
-    if (!read[size_t(r)]) spare.push_back(r);
-  const size_t distinct = size_t(std::count(read.begin(), read.end(), char(1)));
-  if (next.size() - distinct > spare.size()) return false;
-  std::vector<char> taken(size_t(slots), 0);
-  for (auto& r : next) {
-    if (!taken[size_t(r)]) {
-      taken[size_t(r)] = 1;
-      continue;
-    }
-    const int64_t to = spare.back();
-    spare.pop_back();
-    copy_positions(k_room, r, to, len);
-    copy_positions(v_room, r, to, len);
-    taken[size_t(to)] = 1;
-    r = to;
-  }
-  return true;
+  // Nothing writes into k and v outside a room (the plain cache is rebuilt by at::cat, the
+  // encoder's memory is read only), so a row may be read by several batch rows.
+  std::vector<int64_t> next(static_cast<size_t>(count));
+  for (size_t i = 0; i < next.size(); ++i) next[i] = rows.empty() ? p[i] : rows[size_t(p[i])];
+  rows = std::move(next);
 }
 
 MultiheadAttention::MultiheadAttention(int64_t dim, int64_t heads, double dropout)
@@ -186,7 +199,12 @@ at::Tensor MultiheadAttention::attend(const at::Tensor& q, const KeyValues& kv, 
   const bool cpu_kernel = is_cpu_inference(q, is_training()) && kv.k.scalar_type() == at::kFloat &&
                           mask_fits_every_query(mask, q.size(0), kv.k.size(2));
   if (cpu_kernel && q.size(1) == 1) {
-    ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, kv.rows);  // a decoding step
+    if (kv.k_room.defined()) {  // a decoding step over its own cache
+      const PositionRows positions{kv.position_rows.data(), kv.k_room.size(2)};
+      ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, {}, &positions);
+    } else {  // a decoding step's cross-attention
+      ctx = single_query_attention(q, kv.k, kv.v, mask, heads_, kv.rows);
+    }
   } else if (cpu_kernel) {
     ctx = padded_attention(q, kv.batch_k(), kv.batch_v(), mask, heads_);  // an encoder, or a cross-attention
   } else {
@@ -249,6 +267,7 @@ at::Tensor MultiheadAttention::self_attend(const at::Tensor& x, const at::Tensor
     cache->k = kv.k;
     cache->v = kv.v;
     cache->k_room = cache->v_room = at::Tensor();  // k and v no longer live in them
+    cache->position_rows.clear();
     cache->rows.clear();
   }
   return attend(qkv[0], kv, mask);

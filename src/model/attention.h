@@ -16,27 +16,31 @@ namespace yoke {
 struct KeyValues {
   at::Tensor k, v;
   at::Tensor qkv_weight, qkv_bias;  // self-attention's fused projection, kept for one search
-  // Decoding on the CPU: k and v are the first positions of these [B, H, room, d_head], which
+  // Decoding on the CPU: k and v are the first positions of these [slots, H, room, d_head], which
   // have room for the next steps, so a step writes one position instead of copying the cache.
   at::Tensor k_room, v_room;
-  // On the CPU: batch row b reads row rows[b] of k and v (empty: row b). Reordering the batch
-  // (sentences leaving, beam search's parents) renumbers rows instead of moving keys and values.
+  // In a room: batch row b's position t is in row position_rows[b · room + t] of it (room: its
+  // size(2)). A step writes position t of batch row b in row b; reordering the batch (sentences
+  // leaving, beam search's parents) copies these row numbers, never keys and values, so the
+  // hypotheses of a beam share the positions of their common prefix (read once from memory).
+  std::vector<int64_t> position_rows;
+  // Elsewhere on the CPU: batch row b reads row rows[b] of k and v (empty: row b). The encoder's
+  // memory is renumbered this way when the batch is reordered.
   std::vector<int64_t> rows;
 
-  // Keeps the batch rows `index` (rows may repeat). On the CPU nothing moves but, in a room, the
-  // copies a repeated row needs to write its own next positions; elsewhere k and v are gathered.
+  // Keeps the batch rows `index` (rows may repeat). On the CPU nothing moves; elsewhere k and v
+  // are gathered.
   void keep_rows(const at::Tensor& index);
-  // k and v with row b holding batch row b (a copy only when rows are renumbered).
+  // k and v with row b holding batch row b (a copy when rows are renumbered or in a room).
   at::Tensor batch_k() const { return in_batch_order(k); }
   at::Tensor batch_v() const { return in_batch_order(v); }
   // Moves k and v into batch order once, so that readers of batch_k() (the alignment weights)
   // stop gathering them on every step. Only for a cache nothing writes into (the encoder's memory).
   void gather_rows();
+  // Rows of the batch in a room (position_rows' rows).
+  int64_t room_batch() const { return k_room.defined() ? int64_t(position_rows.size()) / k_room.size(2) : 0; }
 
  private:
-  // Gives every repeat in `next` (rows of the room) a spare row holding a copy of its parent's
-  // positions; false, changing nothing, when the room has too few spare rows.
-  bool fill_slots(std::vector<int64_t>& next);
   at::Tensor in_batch_order(const at::Tensor& t) const;
 };
 

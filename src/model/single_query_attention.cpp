@@ -109,19 +109,19 @@ YOKE_VECTOR_INLINE void dot4(const float* a, const float* b0, const float* b1, c
   }
 }
 
-// out = Σ_t w[t]·v_t over n floats, t in order from a zero start: each element's sum is the same
-// sequence of adds as y += w[t]·v_t one t at a time, whatever the vector width, kept in registers
-// across t (64 floats, then a vector, at a time) instead of stored and loaded again for every t.
-// Inlined into attend()'s versions: compiled alone, for the baseline, it had kept its sums on the
-// stack (8.7% of int8 beam search, perf).
+// out = Σ_t w[t]·v_t over n floats, v_t at v + at[t], t in order from a zero start: each
+// element's sum is the same sequence of adds as y += w[t]·v_t one t at a time, whatever the
+// vector width, kept in registers across t (64 floats, then a vector, at a time) instead of stored
+// and loaded again for every t. Inlined into attend()'s versions: compiled alone, for the
+// baseline, it had kept its sums on the stack (8.7% of int8 beam search, perf).
 template <typename Floats>
-YOKE_VECTOR_INLINE void weighted_sum(const float* w, int64_t len, const float* v, int64_t v_pos, float* out, int64_t n) {
+YOKE_VECTOR_INLINE void weighted_sum(const float* w, int64_t len, const float* v, const int64_t* at, float* out, int64_t n) {
   constexpr int width = sizeof(Floats) / sizeof(float), parts = 64 / width;
   int64_t c = 0;
   for (; c + 64 <= n; c += 64) {
     Floats acc[parts] = {};
     for (int64_t t = 0; t < len; ++t) {
-      const float* x = v + t * v_pos + c;
+      const float* x = v + at[t] + c;
       const float wt = w[t];
 #pragma GCC unroll 8
       for (int i = 0; i < parts; ++i) {
@@ -136,14 +136,14 @@ YOKE_VECTOR_INLINE void weighted_sum(const float* w, int64_t len, const float* v
     Floats acc = {};
     for (int64_t t = 0; t < len; ++t) {
       Floats xs;
-      std::memcpy(&xs, v + t * v_pos + c, sizeof xs);
+      std::memcpy(&xs, v + at[t] + c, sizeof xs);
       acc += w[t] * xs;
     }
     std::memcpy(out + c, &acc, sizeof acc);
   }
   for (; c < n; ++c) {
     float y = 0;
-    for (int64_t t = 0; t < len; ++t) y += w[t] * v[t * v_pos + c];
+    for (int64_t t = 0; t < len; ++t) y += w[t] * v[at[t] + c];
     out[c] = y;
   }
 }
@@ -169,6 +169,7 @@ struct Rows {
   const float *q, *k, *v, *mask;  // mask: null, or [rows, T] with row stride mask_row
   int64_t q_row, q_pos, k_row, k_head, k_pos, v_row, v_head, v_pos, mask_row;
   const std::vector<int64_t>* kv_rows;
+  const PositionRows* positions;  // null: every position of row b in row kv_rows[b] (or b)
   float* out;
 };
 
@@ -177,19 +178,25 @@ template <bool Wide>
 YOKE_VECTOR_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t((std::max<int64_t>(a.len, 1) + 15) / 16 * 16));
+  std::vector<int64_t> k_at(size_t(a.len)), v_at(size_t(a.len));  // row b's position t: k + k_at[t]
   for (int64_t b = begin; b < end; ++b) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
     const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
+    for (int64_t t = 0; t < a.len; ++t) {
+      const int64_t row = a.positions ? a.positions->rows[b * a.positions->stride + t] : kb;
+      k_at[size_t(t)] = row * a.k_row + t * a.k_pos;
+      v_at[size_t(t)] = row * a.v_row + t * a.v_pos;
+    }
     for (int64_t i = 0; i < a.queries; ++i)
       for (int64_t h = 0; h < a.heads; ++h) {
         const float* qh = a.q + b * a.q_row + i * a.q_pos + h * a.dh;
-        const float* kh = a.k + kb * a.k_row + h * a.k_head;
-        const float* vh = a.v + kb * a.v_row + h * a.v_head;
+        const float* kh = a.k + h * a.k_head;
+        const float* vh = a.v + h * a.v_head;
         int64_t t = 0;
         for (; t + 4 <= a.len; t += 4)
-          dot4<Wide>(qh, kh + t * a.k_pos, kh + (t + 1) * a.k_pos, kh + (t + 2) * a.k_pos, kh + (t + 3) * a.k_pos, a.dh,
-               &score[size_t(t)]);
-        for (; t < a.len; ++t) score[size_t(t)] = dot(qh, kh + t * a.k_pos, a.dh);
+          dot4<Wide>(qh, kh + k_at[size_t(t)], kh + k_at[size_t(t + 1)], kh + k_at[size_t(t + 2)], kh + k_at[size_t(t + 3)],
+                     a.dh, &score[size_t(t)]);
+        for (; t < a.len; ++t) score[size_t(t)] = dot(qh, kh + k_at[size_t(t)], a.dh);
         float top = -INFINITY;
         for (t = 0; t < a.len; ++t) {
           float s = score[size_t(t)] * scale;
@@ -199,7 +206,8 @@ YOKE_VECTOR_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end
         }
         const float inv = 1.0f / exponentials(score.data(), a.len, top);
         for (t = 0; t < a.len; ++t) score[size_t(t)] *= inv;  // the weights
-        weighted_sum<std::conditional_t<Wide, Floats16, Floats8>>(score.data(), a.len, vh, a.v_pos, a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
+        weighted_sum<std::conditional_t<Wide, Floats16, Floats8>>(score.data(), a.len, vh, v_at.data(),
+                                                                  a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
       }
   }
 }
@@ -225,15 +233,24 @@ void attend(const Rows& a, int64_t begin, int64_t end) { attend_rows_of<false>(a
 // Both entry points: q [B, Tq, d] (last stride 1), k and v [B', H, T, d/H] (last stride 1), mask
 // as mask_fits_every_query says.
 at::Tensor attend_rows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                       int64_t heads, const std::vector<int64_t>& kv_rows, const char* who) {
+                       int64_t heads, const std::vector<int64_t>& kv_rows, const PositionRows* positions, const char* who) {
   const int64_t rows = q.dim() == 3 ? q.size(0) : 0, dim = q.size(-1), dh = dim / heads, len = k.size(2);
-  bool rows_fit = kv_rows.empty() ? k.size(0) == rows : int64_t(kv_rows.size()) == rows;
+  bool rows_fit = kv_rows.empty() ? k.size(0) == rows || positions : int64_t(kv_rows.size()) == rows;
   for (int64_t r : kv_rows) rows_fit = rows_fit && r >= 0 && r < k.size(0);
+  if (positions) {
+    rows_fit = rows_fit && kv_rows.empty() && positions->rows && positions->stride >= len;
+    for (int64_t b = 0; rows_fit && b < rows; ++b)
+      for (int64_t t = 0; t < len; ++t) {
+        const int64_t r = positions->rows[b * positions->stride + t];
+        rows_fit = rows_fit && r >= 0 && r < k.size(0);
+      }
+  }
   if (q.dim() != 3 || k.dim() != 4 || !rows_fit || k.size(1) != heads || k.size(3) != dh ||
       !k.sizes().equals(v.sizes()) || q.stride(2) != 1 || k.stride(3) != 1 || v.stride(3) != 1 ||
       q.scalar_type() != at::kFloat || k.scalar_type() != at::kFloat || v.scalar_type() != at::kFloat ||
       !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu() || !mask_fits_every_query(mask, rows, len))
-    throw std::logic_error(std::string(who) + ": q [B, Tq, d], k and v [B', H, T, d/H] holding every row of kv_rows, "
+    throw std::logic_error(std::string(who) + ": q [B, Tq, d], k and v [B', H, T, d/H] holding every row of kv_rows "
+                           "(or of positions, T a row), "
                            "a mask that expands to [B, 1, 1, T], float on the CPU");
   at::Tensor m;
   if (mask.defined()) {
@@ -245,7 +262,7 @@ at::Tensor attend_rows(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   const Rows a{rows, queries, heads, dim, dh, len,
                q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), m.defined() ? m.data_ptr<float>() : nullptr,
                q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2),
-               m.defined() ? m.stride(0) : 0, &kv_rows, out.data_ptr<float>()};
+               m.defined() ? m.stride(0) : 0, &kv_rows, positions, out.data_ptr<float>()};
   // Rows are independent: with --threads N they are split over LibTorch's pool (each row's sums
   // are the same whichever thread runs it). About 8 query rows a task.
   at::parallel_for(0, rows, std::max<int64_t>(1, 8 / queries), [&](int64_t begin, int64_t end) { attend(a, begin, end); });
@@ -259,15 +276,16 @@ bool mask_fits_every_query(const at::Tensor& mask, int64_t rows, int64_t len) {
 }
 
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows) {
+                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows,
+                                  const PositionRows* positions) {
   if (q.dim() != 3 || q.size(1) != 1)
     throw std::logic_error("single_query_attention: q [B, 1, d]");
-  return attend_rows(q, k, v, mask, heads, kv_rows, "single_query_attention");
+  return attend_rows(q, k, v, mask, heads, kv_rows, positions, "single_query_attention");
 }
 
 at::Tensor padded_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                             int64_t heads) {
-  return attend_rows(q, k, v, mask, heads, {}, "padded_attention");
+  return attend_rows(q, k, v, mask, heads, {}, nullptr, "padded_attention");
 }
 
 }  // namespace yoke

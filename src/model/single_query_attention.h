@@ -13,11 +13,21 @@
 
 namespace yoke {
 
+// Where each query row's key and value of each position lie, one row of k and v per (row,
+// position): rows[b · stride + t]. Beam search's hypotheses share the positions of their common
+// prefix this way instead of each holding a copy (model/attention.h, KeyValues).
+struct PositionRows {
+  const int64_t* rows = nullptr;
+  int64_t stride = 0;
+};
+
 // q [B, 1, d] (any strides, the last 1), k and v [B', H, T, d/H] (the last stride 1), mask as
-// mask_fits_every_query says; all float on the CPU. Row b of q reads row kv_rows[b] of k
-// and v (empty: row b, and B' = B). Returns [B, 1, d], heads side by side.
+// mask_fits_every_query says; all float on the CPU. Row b of q reads row kv_rows[b] of k and v
+// (empty: row b, and B' = B), or with `positions` its position t from row positions->rows[b ·
+// stride + t]. Returns [B, 1, d], heads side by side.
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows = {});
+                                  const at::Tensor& mask, int64_t heads, const std::vector<int64_t>& kv_rows = {},
+                                  const PositionRows* positions = nullptr);
 
 // Whether these kernels take `mask` for `rows` rows of queries over `len` keys: undefined, or an
 // additive mask the same for every query and head of a row (one that expands to [rows, 1, 1, len]:

@@ -1,8 +1,8 @@
 // The self-attention cache of a decoding step on the CPU (model/attention.h, KeyValues): a step
-// writes its position into room kept ahead, reordering renumbers rows, and only a repeated row
-// (beam search's second child of a parent) gets a copy, in a row no one reads any more. Each step is checked against the same
-// arithmetic on a cache rebuilt the plain way (at::cat, index_select): the same operators in the
-// same order, so equality is exact.
+// writes its position into room kept ahead, and reordering copies only the rows' position table:
+// the children of a parent read their common positions where the parent wrote them. Each step is
+// checked against the same arithmetic on a cache rebuilt the plain way (at::cat, index_select):
+// the same operators in the same order, so equality is exact.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -12,7 +12,7 @@
 
 using namespace yoke;
 
-TEST(DecodingCache, InPlaceRoomAndRenumberedRowsGiveThePlainCachesResults) {
+TEST(DecodingCache, InPlaceRoomAndSharedPositionsGiveThePlainCachesResults) {
   at::NoGradGuard no_grad;
   at::manual_seed(11);
   const int64_t dim = 64, heads = 4, dh = dim / heads;
@@ -24,28 +24,37 @@ TEST(DecodingCache, InPlaceRoomAndRenumberedRowsGiveThePlainCachesResults) {
   KeyValues cache;
   at::Tensor ref_k, ref_v;  // [B, H, T, dh], contiguous, rebuilt every step
   int64_t rows = 6;
-  const void* room = nullptr;
   for (int64_t t = 0; t < 40; ++t) {  // past two room boundaries (16, 32)
     std::vector<int64_t> keep;
-    bool moves = false;
+    bool grows = t % 16 == 0 && t > 0;  // out of positions
     if (t == 5) keep = {0, 2, 3, 5};                   // two sentences leave
     if (t == 20) keep = {0, 0, 3, 1};                  // a parent continues twice, as in beam search
-    if (t == 25) keep = {0, 1, 2, 3, 3, 2, 1, 0}, moves = true;  // more rows than the room has
+    if (t == 25) keep = {0, 1, 2, 3, 3, 2, 1, 0}, grows = true;  // more rows than the room has
     if (t == 30) keep = {2, 0, 7};                     // in another order
     if (!keep.empty()) {
       const auto index = at::tensor(keep, at::kLong);
-      room = cache.k_room.data_ptr();
+      const void* room = cache.k_room.data_ptr();
+      const auto before = cache.position_rows;
+      const int64_t stride = cache.k_room.size(2);
       cache.keep_rows(index);
-      EXPECT_EQ(cache.k_room.data_ptr() != room, moves) << "step " << t << ": the room moves only when it is too small";
-      EXPECT_EQ(cache.rows.empty(), moves) << "step " << t;
-      const auto distinct = std::set<int64_t>(cache.rows.begin(), cache.rows.end());
-      EXPECT_EQ(distinct.size(), cache.rows.size()) << "step " << t << ": one batch row writes each row of the room";
+      EXPECT_EQ(cache.k_room.data_ptr(), room) << "step " << t << ": reordering moves no key";
+      ASSERT_EQ(cache.room_batch(), int64_t(keep.size())) << "step " << t;
+      for (size_t r = 0; r < keep.size(); ++r)
+        for (int64_t p = 0; p < t; ++p)
+          ASSERT_EQ(cache.position_rows[r * size_t(stride) + size_t(p)], before[size_t(keep[r]) * size_t(stride) + size_t(p)])
+              << "step " << t << ": row " << r << " reads its parent's position " << p;
       ref_k = ref_k.index_select(0, index);
       ref_v = ref_v.index_select(0, index);
       rows = int64_t(keep.size());
     }
+    const void* room = t > 0 ? cache.k_room.data_ptr() : nullptr;
     const auto x = at::randn({rows, 1, dim});
     const auto got = attn.self_attend(x, at::Tensor(), &cache);
+    if (t > 0) EXPECT_EQ(cache.k_room.data_ptr() != room, grows) << "step " << t << ": the room moves only when it is too small";
+    // Each row wrote its new position in a row of its own.
+    std::set<int64_t> written;
+    for (int64_t r = 0; r < rows; ++r) written.insert(cache.position_rows[size_t(r * cache.k_room.size(2) + t)]);
+    EXPECT_EQ(int64_t(written.size()), rows) << "step " << t;
 
     const auto qkv = at::linear(x, w, b).chunk(3, -1);
     const auto k = qkv[1].view({rows, 1, heads, dh}).transpose(1, 2), v = qkv[2].view({rows, 1, heads, dh}).transpose(1, 2);
@@ -55,8 +64,12 @@ TEST(DecodingCache, InPlaceRoomAndRenumberedRowsGiveThePlainCachesResults) {
                                  attn.out_bias);
     ASSERT_TRUE(got.equal(want)) << "step " << t;
     ASSERT_TRUE(cache.batch_k().equal(ref_k)) << "step " << t;
+    ASSERT_TRUE(cache.batch_v().equal(ref_v)) << "step " << t;
     EXPECT_EQ(cache.k_room.size(2), (t + 1 + 15) / 16 * 16) << "room grows by 16 positions";
   }
+  // At t = 20 rows 0 and 1 continued row 0: they share its first 20 positions, and a grown room
+  // keeps only the rows still read.
+  EXPECT_LE(cache.k_room.size(0), 8);
 }
 
 TEST(DecodingCache, TrainingAndGradientKeepThePlainCache) {

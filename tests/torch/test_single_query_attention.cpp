@@ -83,6 +83,29 @@ std::vector<float> ordered_head(const float* q, const at::Tensor& k, const at::T
 
 }  // namespace
 
+TEST(SingleQueryAttention, ReadsEachPositionFromTheRowItIsGiven) {
+  at::manual_seed(17);
+  const int64_t heads = 2, dh = 8, len = 7, stride = 9;
+  const auto k = at::randn({4, heads, len, dh}), v = at::randn({4, heads, len, dh}), q = at::randn({3, 1, heads * dh});
+  std::vector<int64_t> rows(size_t(3 * stride), 0);
+  auto gathered_k = at::empty({3, heads, len, dh}), gathered_v = at::empty({3, heads, len, dh});
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t t = 0; t < len; ++t) {
+      const int64_t r = (b * 5 + t * 3) % 4;  // positions scattered over the rows
+      rows[size_t(b * stride + t)] = r;
+      gathered_k.select(0, b).select(1, t).copy_(k.select(0, r).select(1, t));
+      gathered_v.select(0, b).select(1, t).copy_(v.select(0, r).select(1, t));
+    }
+  const PositionRows positions{rows.data(), stride};
+  // The same loop over the same numbers: equal exactly.
+  EXPECT_TRUE(single_query_attention(q, k, v, at::Tensor(), heads, {}, &positions)
+                  .equal(single_query_attention(q, gathered_k, gathered_v, at::Tensor(), heads)));
+  rows[5] = 4;  // no row 4
+  EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {}, &positions), std::logic_error);
+  const PositionRows short_rows{rows.data(), len - 1};  // a stride shorter than the positions
+  EXPECT_THROW(single_query_attention(q, k, v, at::Tensor(), heads, {}, &short_rows), std::logic_error);
+}
+
 TEST(SingleQueryAttention, SumsInOneOrderOnEveryInstructionSet) {
   at::manual_seed(11);
   // dh: blocks of eight only, a tail of four, the reference model's heads. len: keys four at a time
