@@ -213,8 +213,10 @@ CLI::Validator in_key_range(const std::string& key) {
       range_text(*range));
 }
 
-std::string default_batch_tokens_text() {
-  return std::to_string(kCpuBatchTokens) + " on the CPU, " + std::to_string(kGpuBatchTokens) + " on a GPU";
+std::string default_batch_tokens_text(bool by_search) {
+  return std::to_string(kCpuBatchTokens) + " on the CPU" +
+         (by_search ? " (" + std::to_string(kCpuBeamBatchTokens) + " for beam search)" : std::string()) + ", " +
+         std::to_string(kGpuBatchTokens) + " on a GPU";
 }
 
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text) {

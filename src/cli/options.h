@@ -61,8 +61,9 @@ CLI::Option* add_checkpoint_option(CLI::App& app, std::string& checkpoint, const
 // option and the range.
 CLI::Validator in_key_range(const std::string& key);
 
-// The default of every --batch-tokens, as --help shows it: decode/batched_decoding.h's rule.
-std::string default_batch_tokens_text();
+// The default of every --batch-tokens, as --help shows it: decode/batched_decoding.h's rule, with
+// beam search's own where the command's batches follow its search (translate).
+std::string default_batch_tokens_text(bool by_search = false);
 
 // --threads N (CPU threads for LibTorch); the option is unset when not given ("all cores").
 CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& default_text = "all cores");

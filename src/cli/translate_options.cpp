@@ -98,9 +98,9 @@ void add_translate_options(Command& cmd, TranslateOptions& o) {
   add_value(cmd, "--buffer-size", o.buffer_size, "N", "standard input: at most N sentences read ahead and decoded together")
       ->capture_default_str();
   add_value(cmd, "--batch-tokens", o.batch_tokens, "N",
-            "source tokens × beam per batch and thread of a worker (on the CPU, batches of 1000–2000\n"
-            "decoded faster than larger ones; docs/performance.md)")
-      ->default_str(default_batch_tokens_text());
+            "source tokens × beam per batch and thread of a worker (the defaults decoded fastest on\n"
+            "the CPU; docs/performance.md, \"Decoding workers\")")
+      ->default_str(default_batch_tokens_text(true));
   o.search.workers = 0;
   add_value(cmd, "--workers", o.search.workers, "W",
             "on the CPU, decode W batches at once, each on --threads / W threads, a batch's sentences\n"

@@ -12,6 +12,7 @@ std::vector<std::vector<int>> translate_ids(const Ensemble& model, const std::ve
                                             const std::function<void(size_t)>& on_batch,
                                             const ResultsReady<std::vector<int>>& on_results) {
   std::vector<std::vector<int>> out(sources.size());
+  if (max_batch_tokens <= 0) max_batch_tokens = default_batch_tokens(model.first(), opts);
   if (opts.sampling != Sampling::none) {  // the search cannot sample: one drawn hypothesis each
     TranslateExtras extras;
     extras.on_results = [&](const std::vector<size_t>& idx, const std::vector<std::vector<Hypothesis>>& lists) {
@@ -43,6 +44,7 @@ std::vector<std::vector<Hypothesis>> translate_ids_nbest(const Ensemble& model, 
   if (extras.guides && extras.guides->size() != sources.size())
     throw std::logic_error("translate_ids_nbest: one guide per source");
   std::vector<std::vector<Hypothesis>> out(sources.size());
+  if (max_batch_tokens <= 0) max_batch_tokens = default_batch_tokens(model.first(), opts);
   const bool sampling = opts.sampling != Sampling::none;
   const size_t budget = size_t(std::max(1, max_batch_tokens / (sampling ? 1 : std::max(1, opts.beam))));
   for_each_batch(
@@ -69,6 +71,11 @@ std::vector<std::vector<Hypothesis>> translate_ids_nbest(const Ensemble& model, 
 
 int default_batch_tokens(const Transformer& model) {
   return model.parameters().front().is_cuda() ? kGpuBatchTokens : kCpuBatchTokens;
+}
+
+int default_batch_tokens(const Transformer& model, const SearchOptions& search) {
+  const bool beam_search = search.beam > 1 && search.sampling == Sampling::none;
+  return beam_search && !model.parameters().front().is_cuda() ? kCpuBeamBatchTokens : default_batch_tokens(model);
 }
 
 std::vector<std::vector<int>> greedy_validation_decode(Transformer& model, const std::vector<std::vector<int>>& sources,

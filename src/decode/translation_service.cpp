@@ -35,7 +35,7 @@ TooLong::TooLong(const std::string& what, size_t i, size_t n, size_t l)
 
 TranslationService::TranslationService(Ensemble model, const Vocab& src_vocab, const Vocab& tgt_vocab, int batch_tokens)
     : model_(std::move(model)), src_vocab_(src_vocab), tgt_vocab_(tgt_vocab),
-      batch_tokens_(batch_tokens > 0 ? batch_tokens : default_batch_tokens(model_.first())) {}
+      batch_tokens_(std::max(0, batch_tokens)) {}
 
 size_t TranslationService::max_source_subwords() const {
   int64_t positions = model_.first().spec().max_positions;

@@ -93,7 +93,8 @@ struct TranslationProgress {
 
 class TranslationService {
  public:
-  // `batch_tokens` 0: default_batch_tokens. The models and vocabularies must outlive the service.
+  // `batch_tokens` 0: default_batch_tokens for each request's search. The models and vocabularies
+  // must outlive the service.
   TranslationService(Ensemble model, const Vocab& src_vocab, const Vocab& tgt_vocab, int batch_tokens = 0);
 
   // Every line translated, in input order, and what it took when `timings` is given. Throws TooLong

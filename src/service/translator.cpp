@@ -18,7 +18,8 @@ Translator::Translator(LoadedEnsemble models, const TranslatorSource& source)
   if (!source.shortlist.empty())
     shortlist_.emplace(Shortlist::from_table(source.shortlist, first().src_vocab, first().tgt_vocab, source.shortlist_k,
                                              source.shortlist_frequent));
-  service_.emplace(models_.ensemble, first().src_vocab, first().tgt_vocab, batch_tokens_);
+  // The service's 0 picks each search's default (beam search's batches are larger on the CPU).
+  service_.emplace(models_.ensemble, first().src_vocab, first().tgt_vocab, std::max(0, source.batch_tokens));
 }
 
 std::vector<Translation> Translator::translate(TranslationRequest request, const TranslationProgress& progress,

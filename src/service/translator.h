@@ -28,7 +28,7 @@ struct TranslatorSource {
   std::string device = "cpu";
   std::string shortlist;          // a subword translation table (`yoke pair --table`), or "": the whole vocabulary
   int shortlist_k = 50, shortlist_frequent = 100;  // decode/shortlist.h's per_source and frequent
-  int batch_tokens = 0;           // 0: decode/batched_decoding.h's default for the first model's device
+  int batch_tokens = 0;           // 0: decode/batched_decoding.h's default for the first model's device and the search
 };
 
 // Pairs of raw text scored by forced decoding, with the target lines as read (for printing).

@@ -27,6 +27,36 @@ Fixture& fixture() {
 
 }  // namespace
 
+// decode/batched_decoding.h's default batches: beam search on the CPU takes kCpuBeamBatchTokens,
+// greedy and sampling kCpuBatchTokens; a service given 0 cuts each request's batches by its search.
+TEST(TranslationService, BeamSearchTakesLargerDefaultBatchesOnTheCpu) {
+  auto& f = fixture();
+  SearchOptions so;
+  so.beam = 1;
+  EXPECT_EQ(default_batch_tokens(*f.m.model, so), kCpuBatchTokens);
+  so.beam = 4;
+  EXPECT_EQ(default_batch_tokens(*f.m.model, so), kCpuBeamBatchTokens);
+  so.sampling = Sampling::topk;  // one row per sentence, as greedy
+  EXPECT_EQ(default_batch_tokens(*f.m.model, so), kCpuBatchTokens);
+
+  TranslationRequest request;
+  for (int copy = 0; copy < 40; ++copy) request.lines.insert(request.lines.end(), f.lines.begin(), f.lines.end());
+  request.search.beam = 4;
+  request.search.max_len_b = 2;  // the batches are what is counted, not the translations
+  const auto sources = f.service.encode(request).sources;
+  auto batches = [&](int tokens) {
+    size_t n = 0;
+    translate_ids(*f.m.model, sources, request.search, tokens, [&](size_t) { ++n; });
+    return n;
+  };
+  const size_t beam_batches = batches(kCpuBeamBatchTokens);
+  ASSERT_LT(beam_batches, batches(kCpuBatchTokens)) << "too few lines to tell the two sizes apart";
+  EXPECT_EQ(batches(0), beam_batches);
+  size_t served = 0;
+  f.service.translate(request, {[&](size_t) { ++served; }, {}});
+  EXPECT_EQ(served, beam_batches);
+}
+
 // The plain route (one hypothesis, nothing else asked for) gives translate_ids's translations in
 // input order, handed over in order, with their scores left uncomputed.
 TEST(TranslationService, ThePlainSearchComesBackInInputOrder) {
