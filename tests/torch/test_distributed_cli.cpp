@@ -285,15 +285,15 @@ TEST(DistributedCli, LaunchersMessageIsOneWrite) {
   std::ostream log(&pieces);
   // The workers inherit the environment: under gtest's sharding (scripts/test-numerics.sh) their
   // shard would hold no test, and they would exit 0 having run nothing.
-  std::map<std::string, std::string> sharding;
-  for (const char* name : {"GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_STATUS_FILE"})
-    if (const char* v = std::getenv(name)) sharding[name] = v, unsetenv(name);
-  setenv("YOKE_TEST_WORKER_EXIT", "3", 1);
-  const int rc = run_local_workers(
-      2, {"yoke_torch_tests", "--gtest_brief=1", "--gtest_filter=DistributedCli.WorkerThatExitsAsItsEnvironmentSays"},
-      log, 5);
-  unsetenv("YOKE_TEST_WORKER_EXIT");
-  for (const auto& [name, value] : sharding) setenv(name.c_str(), value.c_str(), 1);
+  int rc = -1;
+  {
+    const ScopedEnv no_index("GTEST_SHARD_INDEX", nullptr), no_total("GTEST_TOTAL_SHARDS", nullptr),
+        no_status("GTEST_SHARD_STATUS_FILE", nullptr), worker_exit("YOKE_TEST_WORKER_EXIT", "3");
+    ASSERT_TRUE(worker_exit.set());
+    rc = run_local_workers(
+        2, {"yoke_torch_tests", "--gtest_brief=1", "--gtest_filter=DistributedCli.WorkerThatExitsAsItsEnvironmentSays"},
+        log, 5);
+  }
   EXPECT_EQ(rc, 3);
   std::string all;
   for (const auto& p : pieces.seen) all += p;

@@ -10,7 +10,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <string>
 
 #include "cli_helpers.h"
@@ -27,27 +26,6 @@ struct FileFd {
   explicit FileFd(const fs::path& p, int flags) : fd(::open(p.c_str(), flags | O_CLOEXEC, 0644)) {}
   ~FileFd() { ::close(fd); }
   int fd;
-};
-
-// Sets an environment variable for one scope; the value before (or its absence) comes back after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) before_ = v;
-    set_ = ::setenv(name, value, 1) == 0;
-  }
-  bool set() const { return set_; }
-  ~ScopedEnv() {
-    if (before_) ::setenv(name_, before_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> before_;
-  bool set_ = false;
 };
 
 // Output, error and exit status of one command through the server, standard input from `in`.

@@ -112,10 +112,12 @@ TEST(OnnxCli, Multi30kGreedyAndBeam4TranslationsAreYokesAndSentencePieceInJsEnco
   for (const char* f : {"encoder.onnx", "onnx.json", "vocab.src.json", "vocab.tgt.json", "spm.model"})
     EXPECT_TRUE(fs::exists(onnx / f)) << f;
   // Without an interpreter that has the packages: refused before any work, naming them.
-  ::setenv("YOKE_PYTHON", "/nonexistent/python3", 1);
-  EXPECT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", (work_dir() / "m30k-x").string(), "--format",
-                 "onnx"}, log), 2);
-  ::unsetenv("YOKE_PYTHON");
+  {
+    const ScopedEnv python("YOKE_PYTHON", "/nonexistent/python3");
+    ASSERT_TRUE(python.set());
+    EXPECT_EQ(run({YOKE_BINARY, "export", "--model", model.string(), "--out", (work_dir() / "m30k-x").string(), "--format",
+                   "onnx"}, log), 2);
+  }
   EXPECT_NE(slurp(log).find("python3-torch python3-onnx python3-sentencepiece"), std::string::npos) << slurp(log);
   EXPECT_FALSE(fs::exists(work_dir() / "m30k-x"));
 

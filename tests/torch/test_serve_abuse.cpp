@@ -277,9 +277,12 @@ TEST(ServeAbuse, HeadHasNoContentAndAbsoluteTargetsAreTheirPath) {
 // A token from the environment (YOKE_SERVE_TOKEN): requests without it, or with another, get 401.
 TEST(ServeAbuse, TokenFromTheEnvironmentIsRequired) {
   ServerProcess server;
-  ASSERT_EQ(setenv("YOKE_SERVE_TOKEN", "s3cret-token", 1), 0);
-  const int port = start_server(server, "token", {});
-  unsetenv("YOKE_SERVE_TOKEN");
+  int port = 0;
+  {
+    const ScopedEnv token("YOKE_SERVE_TOKEN", "s3cret-token");
+    ASSERT_TRUE(token.set());
+    port = start_server(server, "token", {});
+  }
   ASSERT_GT(port, 0);
   EXPECT_EQ(health_status(port), 401);
   EXPECT_EQ(health_status(port, "Bearer s3cret-tokem"), 401);
