@@ -73,13 +73,14 @@ void copy_row(at::Tensor& dst, int64_t to, const at::Tensor& src, int64_t from, 
 void append_in_place(KeyValues& cache, const at::Tensor& k, const at::Tensor& v) {
   const int64_t used = cache.k.defined() ? cache.k.size(2) : 0, batch = k.size(0);
   const bool in_room = cache.k_room.defined();
+  TORCH_CHECK(!in_room || cache.room_batch() == batch, "KeyValues: a step of ", batch, " rows on a cache of ",
+              cache.room_batch());
   if (!in_room || used + 1 > cache.k_room.size(2) || batch > cache.k_room.size(0)) {
     const int64_t room = (used + 1 + kRoomStep - 1) / kRoomStep * kRoomStep;
     std::vector<int64_t> position_rows(size_t(batch * room), 0), renumbered;
     int64_t kept = 0;
     if (in_room) {
       const int64_t old_room = cache.k_room.size(2);
-      TORCH_CHECK(cache.room_batch() == batch, "KeyValues: a step of ", batch, " rows on a cache of ", cache.room_batch());
       renumbered.assign(size_t(cache.k_room.size(0)), -1);
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t t = 0; t < used; ++t) {
@@ -107,7 +108,6 @@ void append_in_place(KeyValues& cache, const at::Tensor& k, const at::Tensor& v)
     cache.position_rows = std::move(position_rows);
     cache.rows.clear();
   }
-  TORCH_CHECK(cache.room_batch() == batch, "KeyValues: a step of ", batch, " rows on a cache of ", cache.room_batch());
   write_position(cache.k_room, used, k);
   write_position(cache.v_room, used, v);
   const int64_t room = cache.k_room.size(2);

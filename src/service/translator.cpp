@@ -19,7 +19,7 @@ Translator::Translator(LoadedEnsemble models, const TranslatorSource& source)
     shortlist_.emplace(Shortlist::from_table(source.shortlist, first().src_vocab, first().tgt_vocab, source.shortlist_k,
                                              source.shortlist_frequent));
   // The service's 0 picks each search's default (beam search's batches are larger on the CPU).
-  service_.emplace(models_.ensemble, first().src_vocab, first().tgt_vocab, std::max(0, source.batch_tokens));
+  service_.emplace(models_.ensemble, first().src_vocab, first().tgt_vocab, source.batch_tokens);
 }
 
 std::vector<Translation> Translator::translate(TranslationRequest request, const TranslationProgress& progress,
