@@ -21,8 +21,9 @@ namespace yoke {
 // other tensor: at::log_softmax(x, -1), a new tensor.
 at::Tensor log_softmax_in_place(at::Tensor x);
 
-// One row of n ≥ 1 floats, in place.
-void log_softmax_row(float* x, int64_t n);
+// One row of n ≥ 1 floats, in place. `next` (null: none), the row that follows, is prefetched
+// while this one's exponentials are summed.
+void log_softmax_row(float* x, int64_t n, const float* next = nullptr);
 
 // e^x for the row's arithmetic, one float: the same bits as the vector loop gives x (tests).
 float row_exp(float x);

@@ -52,10 +52,16 @@ void write_position(at::Tensor& room, int64_t pos, const at::Tensor& x) {
   const int64_t batch = src.size(0), heads = src.size(1), dh = src.size(3);
   float* dst = room.data_ptr<float>();
   const float* from = src.data_ptr<float>();
-  for (int64_t b = 0; b < batch; ++b)
+  constexpr int64_t kAhead = 4, kLine = 16;  // rows prefetched ahead; floats a cache line
+  for (int64_t b = 0; b < batch; ++b) {
+    if (b + kAhead < batch)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t c = 0; c < dh; c += kLine)
+          __builtin_prefetch(dst + (b + kAhead) * room.stride(0) + h * room.stride(1) + pos * room.stride(2) + c, 1, 3);
     for (int64_t h = 0; h < heads; ++h)
       std::memcpy(dst + b * room.stride(0) + h * room.stride(1) + pos * room.stride(2),
                   from + b * src.stride(0) + h * src.stride(1), size_t(dh) * sizeof(float));
+  }
 }
 
 // Copies positions [0, len) of row `from` of room `src` to row `to` of room `dst` (both [slots, H, room, d_head]).
