@@ -123,6 +123,33 @@ TEST(SingleQueryAttention, SumsInOneOrderOnEveryInstructionSet) {
   }
 }
 
+// A beam's hypotheses read their sentence's memory (kv_rows repeat a row). Each row must get its
+// own sums in the one order and its own mask, whatever its neighbours read: rows side by side on
+// one memory row, a row alone between them, odd key counts and a tail of four.
+TEST(SingleQueryAttention, RowsThatShareKeysKeepTheOneOrderOfSums) {
+  at::manual_seed(12);
+  const std::vector<int64_t> kv_rows = {0, 0, 1, 2, 2, 2, 1};
+  for (auto [dh, len] : {std::pair<int64_t, int64_t>{64, 13}, {20, 6}, {64, 1}}) {
+    const int64_t rows = int64_t(kv_rows.size()), heads = 3, dim = heads * dh;
+    auto q = at::randn({rows, 1, dim}), k = at::randn({3, heads, len, dh}), v = at::randn({3, heads, len, dh});
+    const auto mask = at::zeros({rows, 1, 1, len});
+    if (len > 2) mask.select(0, 1).fill_(0).narrow(-1, len - 2, 2).fill_(-std::numeric_limits<float>::infinity());
+    const auto got = single_query_attention(q, k, v, mask, heads, kv_rows).contiguous();
+    for (int64_t b = 0; b < rows; ++b) {
+      // Row by row, alone: what each row gives whatever its neighbours.
+      const auto alone = single_query_attention(q.narrow(0, b, 1), k.narrow(0, kv_rows[size_t(b)], 1),
+                                                v.narrow(0, kv_rows[size_t(b)], 1), mask.narrow(0, b, 1), heads);
+      ASSERT_TRUE(got.narrow(0, b, 1).equal(alone)) << "dh " << dh << " len " << len << " row " << b;
+      if (b == 1) continue;  // the masked row: ordered_head has no mask
+      for (int64_t h = 0; h < heads; ++h) {
+        const auto want = ordered_head(q[b][0].data_ptr<float>() + h * dh, k, v, kv_rows[size_t(b)], h);
+        const float* row = got[b][0].data_ptr<float>() + h * dh;
+        for (int64_t j = 0; j < dh; ++j) ASSERT_EQ(row[j], want[size_t(j)]) << "dh " << dh << " row " << b << " head " << h;
+      }
+    }
+  }
+}
+
 TEST(SingleQueryAttention, MatchesLibTorchsAttentionOnACacheAndOnStridedMemory) {
   at::manual_seed(7);
   const int64_t rows = 9, heads = 4, dh = 32, dim = heads * dh;
