@@ -133,7 +133,7 @@ TEST(SingleQueryAttention, RowsThatShareKeysKeepTheOneOrderOfSums) {
     const int64_t rows = int64_t(kv_rows.size()), heads = 3, dim = heads * dh;
     auto q = at::randn({rows, 1, dim}), k = at::randn({3, heads, len, dh}), v = at::randn({3, heads, len, dh});
     const auto mask = at::zeros({rows, 1, 1, len});
-    if (len > 2) mask.select(0, 1).fill_(0).narrow(-1, len - 2, 2).fill_(-std::numeric_limits<float>::infinity());
+    if (len > 2) mask.select(0, 1).narrow(-1, len - 2, 2).fill_(-std::numeric_limits<float>::infinity());
     const auto got = single_query_attention(q, k, v, mask, heads, kv_rows).contiguous();
     for (int64_t b = 0; b < rows; ++b) {
       // Row by row, alone: what each row gives whatever its neighbours.
