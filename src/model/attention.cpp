@@ -50,17 +50,16 @@ bool attend_by_batched_products(const at::Tensor& q, const at::Tensor& k, const 
 void write_position(at::Tensor& room, int64_t pos, const at::Tensor& x) {
   const auto src = x.stride(3) == 1 ? x : x.contiguous();
   const int64_t batch = src.size(0), heads = src.size(1), dh = src.size(3);
-  float* dst = room.data_ptr<float>();
+  float* dst = room.data_ptr<float>() + pos * room.stride(2);  // row 0, head 0 at `pos`
   const float* from = src.data_ptr<float>();
+  const int64_t row = room.stride(0), head = room.stride(1);
   constexpr int64_t kAhead = 4, kLine = 16;  // rows prefetched ahead; floats a cache line
   for (int64_t b = 0; b < batch; ++b) {
     if (b + kAhead < batch)
       for (int64_t h = 0; h < heads; ++h)
-        for (int64_t c = 0; c < dh; c += kLine)
-          __builtin_prefetch(dst + (b + kAhead) * room.stride(0) + h * room.stride(1) + pos * room.stride(2) + c, 1, 3);
+        for (int64_t c = 0; c < dh; c += kLine) __builtin_prefetch(dst + (b + kAhead) * row + h * head + c, 1, 3);
     for (int64_t h = 0; h < heads; ++h)
-      std::memcpy(dst + b * room.stride(0) + h * room.stride(1) + pos * room.stride(2),
-                  from + b * src.stride(0) + h * src.stride(1), size_t(dh) * sizeof(float));
+      std::memcpy(dst + b * row + h * head, from + b * src.stride(0) + h * src.stride(1), size_t(dh) * sizeof(float));
   }
 }
 

@@ -76,7 +76,6 @@ class Translator {
   const LoadedModel& first() const { return models_.first(); }
   const Ensemble& ensemble() const { return models_.ensemble; }
   std::string checkpoints() const { return models_.checkpoints(); }
-  int batch_tokens() const { return batch_tokens_; }
   // What multiplies the weights, for logs: " (int8 weights; products in …)" or " (fp32 products in …)"
   // (model/int8_kernel.h, fp32_kernel.h); "" where nothing was chosen (a GPU, no oneDNN).
   std::string products() const;
@@ -84,6 +83,8 @@ class Translator {
  private:
   LoadedEnsemble models_;
   std::optional<Shortlist> shortlist_;
+  // The server's queue and forced decoding: the size given, else the device's default (greedy's:
+  // their batches mix searches or have none). translate() leaves 0 to the service, per search.
   int batch_tokens_;
   std::optional<TranslationService> service_;  // made once the models are loaded (it points at them)
   std::unique_ptr<BatchingQueue> queue_;       // after start_queue
