@@ -17,28 +17,49 @@ using namespace float_vectors;
 
 float row_exp(float x) { return exp_poly<float, int32_t>(x); }
 
-// GCC's function multiversioning: one copy of the row for AVX-512, AVX2 and the x86-64 baseline,
-// chosen when the program loads; the vector extension's operations are element-wise, so each
-// gives the same bits.
+namespace {
+
+// The exponentials of a block: exp_poly in the vector extension, or its AVX-512 form (the same bits).
+struct PlainExp {
+  YOKE_VECTOR_INLINE static Floats16 of(Floats16 v) { return exp_poly<Floats16, Ints16>(v); }
+};
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+struct Avx512Exp {
+  __attribute__((target("avx512f"))) static inline Floats16 of(Floats16 v) { return exp_poly_avx512(v); }
+};
 #endif
-void log_softmax_row(float* x, int64_t n, const float* next) {
-  // The maximum (its order does not matter); a NaN, which the comparisons skip, makes the row NaN,
+
+template <class Exp>
+YOKE_VECTOR_INLINE void log_softmax_row_with(float* x, int64_t n, const float* next) {
+  // The maximum (its order does not matter, but for which of +0 and -0 a row of zeros keeps); a NaN, which the comparisons skip, makes the row NaN,
   // as at::log_softmax does.
   float top = -INFINITY;
   bool nan = false;
   int64_t j = 0;
   if (n >= 16) {
-    Floats16 m;
-    std::memcpy(&m, x, sizeof m);
-    Ints16 unordered = m != m;
-    for (j = 16; j + 16 <= n; j += 16) {
-      Floats16 v;
-      std::memcpy(&v, x + j, sizeof v);
+    // Four maxima side by side: one would wait on the comparison before it at every block.
+    Floats16 m = load16(x), m1 = m, m2 = m, m3 = m;
+    Ints16 unordered = m != m, unordered1{}, unordered2{}, unordered3{};
+    for (j = 16; j + 64 <= n; j += 64) {
+      const Floats16 v = load16(x + j), v1 = load16(x + j + 16), v2 = load16(x + j + 32), v3 = load16(x + j + 48);
+      m = v > m ? v : m;
+      m1 = v1 > m1 ? v1 : m1;
+      m2 = v2 > m2 ? v2 : m2;
+      m3 = v3 > m3 ? v3 : m3;
+      unordered |= v != v;
+      unordered1 |= v1 != v1;
+      unordered2 |= v2 != v2;
+      unordered3 |= v3 != v3;
+    }
+    for (; j + 16 <= n; j += 16) {
+      const Floats16 v = load16(x + j);
       m = v > m ? v : m;
       unordered |= v != v;
     }
+    m = m1 > m ? m1 : m;
+    m = m2 > m ? m2 : m;
+    m = m3 > m ? m3 : m;
+    unordered |= unordered1 | unordered2 | unordered3;
     float lanes[16];
     int32_t flags[16];
     std::memcpy(lanes, &m, sizeof lanes);
@@ -56,14 +77,14 @@ void log_softmax_row(float* x, int64_t n, const float* next) {
     if (next) __builtin_prefetch(next + j);
     Floats16 v;
     std::memcpy(&v, x + j, sizeof v);
-    acc += exp_poly<Floats16, Ints16>(v - top);
+    acc += Exp::of(v - top);
   }
   if (j < n) {
     float tail[16];
     for (int64_t i = 0; i < 16; ++i) tail[i] = j + i < n ? x[j + i] : top;
     Floats16 v;
     std::memcpy(&v, tail, sizeof v);
-    Floats16 e = exp_poly<Floats16, Ints16>(v - top);
+    Floats16 e = Exp::of(v - top);
     std::memcpy(tail, &e, sizeof tail);
     for (int64_t i = n - j; i < 16; ++i) tail[i] = 0.0f;  // lanes past the row add nothing
     std::memcpy(&e, tail, sizeof e);
@@ -80,6 +101,28 @@ void log_softmax_row(float* x, int64_t n, const float* next) {
   }
   for (; j < n; ++j) x[j] = (x[j] - top) - log_sum;
 }
+
+}  // namespace
+
+// One copy of the row for AVX-512 (its own exponential), and through GCC's function
+// multiversioning one for AVX2 and the x86-64 baseline, chosen when the program loads; the vector
+// extension's operations are element-wise, so each gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx512f"))) static void log_softmax_row_avx512(float* x, int64_t n, const float* next) {
+  log_softmax_row_with<Avx512Exp>(x, n, next);
+}
+__attribute__((target_clones("avx2", "default"))) static void log_softmax_row_narrow(float* x, int64_t n,
+                                                                                    const float* next) {
+  log_softmax_row_with<PlainExp>(x, n, next);
+}
+static const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
+
+void log_softmax_row(float* x, int64_t n, const float* next) {
+  (kHasAvx512 ? log_softmax_row_avx512 : log_softmax_row_narrow)(x, n, next);
+}
+#else
+void log_softmax_row(float* x, int64_t n, const float* next) { log_softmax_row_with<PlainExp>(x, n, next); }
+#endif
 
 at::Tensor log_softmax_in_place(at::Tensor x) {
   if (!x.device().is_cpu() || x.scalar_type() != at::kFloat || !x.is_contiguous() || x.dim() < 1 ||

@@ -9,6 +9,7 @@
 
 #include "decode/row_log_softmax.h"
 #include "margin.h"
+#include "util/float_vectors.h"
 
 using namespace yoke;
 
@@ -28,6 +29,13 @@ std::vector<float> scalar_row(const std::vector<float>& x) {
   for (float v : x) out.push_back((v - top) - log_sum);
   return out;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The AVX-512 rows' exponential (util/float_vectors.h) on 16 floats.
+__attribute__((target("avx512f"))) void exps_avx512(const float* x, float* out) {
+  float_vectors::store16(out, float_vectors::exp_poly_avx512(float_vectors::load16(x)));
+}
+#endif
 
 }  // namespace
 
@@ -64,6 +72,35 @@ TEST(RowLogSoftmax, EveryLengthGivesTheScalarOrderBitForBitAndLibTorchsValues) {
     const double bound = 1e-6 + 1.3e-7 * double(n);
     YOKE_EXPECT_AT_MOST((got - want).abs().nan_to_num(0, 0, 0).max().item<double>(), bound) << "n " << n;
   }
+}
+
+TEST(RowLogSoftmax, TheAvx512ExponentialGivesTheScalarBits) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 on this processor: its exponential is not used";
+  // Every x a search meets (x − max ≤ 0) and beyond, 0.001 apart, and the edges of each step:
+  // the clamps (−87, 88), where x·log2(e) + 0.5 is a whole number (the floor's edge), −inf, NaN.
+  std::vector<float> x;
+  for (float v = -120.0f; v <= 100.0f; v += 0.001f) x.push_back(v);
+  for (float edge : {-87.0f, 88.0f, (-1.0f - 0.5f) / 1.44269504088896341f, (-125.0f - 0.5f) / 1.44269504088896341f,
+                     (126.0f - 0.5f) / 1.44269504088896341f})
+    for (float v : {edge, std::nextafter(edge, -200.0f), std::nextafter(edge, 200.0f)}) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  while (x.size() % 16) x.push_back(-1.0f);
+  std::vector<float> got(x.size());
+  for (size_t j = 0; j < x.size(); j += 16) exps_avx512(&x[j], &got[j]);
+  for (size_t j = 0; j < x.size(); ++j) {
+    const float want = row_exp(x[j]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[j])) << "x " << x[j];
+    } else {
+      ASSERT_EQ(got[j], want) << "x " << x[j];
+    }
+  }
+#else
+  GTEST_SKIP() << "GCC on x86-64 only";
+#endif
 }
 
 TEST(RowLogSoftmax, ANaNMakesItsRowNaNAndOtherTensorsGoToLibTorch) {
