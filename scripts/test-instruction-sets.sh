@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reruns the tests of yoke's own float kernels (attention, log-softmax, layer norm: the ones that
-# promise the same bits on every x86-64 processor; and the int8 product's quantization, against its
+# promise the same bits on every x86-64 processor; the beam's candidates, which must rank alike;
+# and the int8 product's quantization, against its
 # exact reference) as processors without AVX-512, without AVX2 and without AVX would run them,
 # under QEMU's user-mode emulation. On the machine itself the program loads only the version its
 # processor has (GCC target_clones, or a check of the processor); here each other version runs
@@ -21,11 +22,11 @@ command -v qemu-x86_64 >/dev/null || { echo "test-instruction-sets: needs qemu-x
 while IFS='=' read -r name value; do
   [ -n "$name" ] && export "$name=$value"
 done < <("$tests" --print-math-env)
-filter='SingleQueryAttention.*:RowLogSoftmax.*:RowLayerNorm.*:Int8Matmul.*'
+filter='SingleQueryAttention.*:RowLogSoftmax.*:RowLayerNorm.*:Int8Matmul.*:BeamCandidates.*'
 status=0
 for cpu in Haswell SandyBridge Nehalem; do
   if qemu-x86_64 -cpu "$cpu" "$tests" --gtest_filter="$filter" --gtest_brief=1 >"$build/instruction-sets-$cpu.log" 2>&1; then
-    echo "test-instruction-sets: $cpu: $(grep -o '[0-9]* tests\?' "$build/instruction-sets-$cpu.log" | tail -n 1) passed"
+    echo "test-instruction-sets: $cpu: $(sed -n 's/^\[  PASSED  \] \([0-9]* tests\?\).*/\1/p' "$build/instruction-sets-$cpu.log") passed$(sed -n 's/^\[  SKIPPED \] \([0-9]* tests\?\).*/, \1 skipped/p' "$build/instruction-sets-$cpu.log")"
   else
     echo "test-instruction-sets: $cpu: FAILED (log: $build/instruction-sets-$cpu.log)"
     status=1

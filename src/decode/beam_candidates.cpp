@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace yoke {
@@ -53,9 +53,55 @@ class BestList {
   int64_t m_, size_ = 0;
 };
 
+
+// Offers row[j] + s (index base + j) for every j of the row. Blocks of 16 are skipped whole once
+// the list is full and none of their sums can enter it; x ↦ x + s is monotone in floating point,
+// so max(x) + s is the block's largest sum.
+void offer_row_sse2(BestList& best, const float* row, int64_t vocab, float s, int64_t base) {
+  int64_t j = 0;
+  for (; j + 16 <= vocab; j += 16) {
+    if (best.full() && !(block_max(row + j) + s > best.last())) continue;
+    for (int64_t q = j; q < j + 16; ++q) best.offer(row[q] + s, base + q);
+  }
+  for (; j < vocab; ++j) best.offer(row[j] + s, base + j);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same offers in one compare a block: the lanes whose sum beats the list's last, offered in
+// index order. A lane left out cannot enter: its sum is at most the last at the block's start,
+// and the last only rises while a block's sums enter. So the list ends as offer_row_sse2's.
+__attribute__((target("avx512f"))) void offer_row_avx512(BestList& best, const float* row, int64_t vocab, float s,
+                                                         int64_t base) {
+  int64_t j = 0;
+  const __m512 shift = _mm512_set1_ps(s);
+  for (; j + 16 <= vocab; j += 16) {
+    if (!best.full()) {
+      for (int64_t q = j; q < j + 16; ++q) best.offer(row[q] + s, base + q);
+      continue;
+    }
+    const __m512 sums = _mm512_add_ps(_mm512_loadu_ps(row + j), shift);
+    for (unsigned lanes = _mm512_cmp_ps_mask(sums, _mm512_set1_ps(best.last()), _CMP_GT_OQ); lanes != 0;
+         lanes &= lanes - 1) {
+      const int64_t q = j + __builtin_ctz(lanes);
+      best.offer(row[q] + s, base + q);
+    }
+  }
+  for (; j < vocab; ++j) best.offer(row[j] + s, base + j);
+}
+const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
+#endif
+
+void offer_row(BestList& best, const float* row, int64_t vocab, float s, int64_t base) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHasAvx512) return offer_row_avx512(best, row, vocab, s, base);
+#endif
+  offer_row_sse2(best, row, vocab, s, base);
+}
+
 }  // namespace
 
-BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& scores, int64_t k, int64_t m) {
+BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& scores, int64_t k, int64_t m,
+                               const PrepareRow& prepare) {
   if (lp.dim() != 2 || lp.scalar_type() != at::kFloat)
     throw std::logic_error("best_candidates: lp must be a [rows, V] float tensor");
   const int64_t rows = lp.size(0), vocab = lp.size(1);
@@ -64,6 +110,8 @@ BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& s
   const int64_t n = rows / k;
   BeamCandidates out;
   out.per_sentence = m;
+  if (prepare && (!lp.device().is_cpu() || !lp.is_contiguous()))
+    throw std::logic_error("best_candidates: rows are prepared only in a contiguous tensor on the CPU");
   if (!lp.device().is_cpu()) {
     // On a GPU the sums and at::topk stay on the device; only the m best a sentence come back.
     auto s = at::tensor(scores, at::kFloat).to(lp.device()).view({rows, 1});
@@ -77,21 +125,13 @@ BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& s
   const auto c = lp.contiguous();
   out.values.resize(size_t(n * m));
   out.index.resize(size_t(n * m));
-  const float* p = c.data_ptr<float>();
+  float* p = c.data_ptr<float>();
   for (int64_t i = 0; i < n; ++i) {
     BestList best(out.values.data() + i * m, out.index.data() + i * m, m);
     for (int64_t b = 0; b < k; ++b) {
-      const float s = scores[size_t(i * k + b)];
-      const float* row = p + (i * k + b) * vocab;
-      const int64_t base = b * vocab;
-      int64_t j = 0;
-      // Blocks of 16 skipped whole once the list is full and their largest sum cannot enter it;
-      // x ↦ x + s is monotone in floating point, so max(x) + s is the largest sum.
-      for (; j + 16 <= vocab; j += 16) {
-        if (best.full() && !(block_max(row + j) + s > best.last())) continue;
-        for (int64_t q = j; q < j + 16; ++q) best.offer(row[q] + s, base + q);
-      }
-      for (; j < vocab; ++j) best.offer(row[j] + s, base + j);
+      const int64_t row = i * k + b;
+      if (prepare) prepare(p + row * vocab, row);
+      offer_row(best, p + row * vocab, vocab, scores[size_t(row)], b * vocab);
     }
   }
   return out;

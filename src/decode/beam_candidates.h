@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace yoke {
@@ -19,7 +20,14 @@ struct BeamCandidates {
   std::vector<int64_t> index;     // [n × m], b·V + token, b the row within the sentence
 };
 
-// lp: [n·k, V] float; scores: n·k row scores (−inf for a dead row). m ≤ k·V.
-BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& scores, int64_t k, int64_t m);
+// Called on the CPU on each row of lp (its V floats, its row number) just before its candidates
+// are read: the search normalizes its logits there, a row at a time while the row is in cache,
+// instead of all rows first and reading them back from memory.
+using PrepareRow = std::function<void(float* row, int64_t index)>;
+
+// lp: [n·k, V] float; scores: n·k row scores (−inf for a dead row). m ≤ k·V. With `prepare`
+// (CPU only), lp is what prepare made of it afterwards.
+BeamCandidates best_candidates(const at::Tensor& lp, const std::vector<float>& scores, int64_t k, int64_t m,
+                               const PrepareRow& prepare = {});
 
 }  // namespace yoke

@@ -17,7 +17,8 @@ at::Tensor without_pad_and_bos(at::Tensor scores) {
 
 }  // namespace
 
-EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, const SearchOptions& o) : ensemble_(e) {
+EnsembleScorer::EnsembleScorer(const Ensemble& e, const at::Tensor& src, const SearchOptions& o)
+    : ensemble_(e), on_cpu_(src.device().is_cpu()) {
   if (o.shortlist) shortlist_ = o.shortlist->targets_for(src);
   for (auto* m : e.models) {
     auto enc = m->encode(src);
@@ -42,6 +43,22 @@ at::Tensor EnsembleScorer::log_probs(const at::Tensor& tokens) {
     sum = sum.defined() ? sum.add_(lp) : lp;
   }
   return without_pad_and_bos(full_vocabulary(sum));
+}
+
+bool EnsembleScorer::normalizes_by_row() const {
+  return ensemble_.size() == 1 && !shortlist_.defined() && on_cpu_;
+}
+
+at::Tensor EnsembleScorer::logits_to_normalize(const at::Tensor& tokens) {
+  auto x = logits(0, tokens).to(at::kFloat);
+  if (!x.is_contiguous() || x.size(1) != vocab_) throw std::logic_error("logits_to_normalize: fresh [rows, V] logits expected");
+  return x;
+}
+
+void EnsembleScorer::normalize_row(float* row, const float* next) const {
+  log_softmax_row(row, vocab_, next);  // log_probs(): log_softmax_in_place, then pad and bos ruled out
+  row[Vocab::pad] = kNegInf;
+  row[Vocab::bos] = kNegInf;
 }
 
 at::Tensor EnsembleScorer::argmax_scores(const at::Tensor& tokens) {

@@ -20,6 +20,15 @@ class EnsembleScorer {
   // (and, under a shortlist, every id outside it) are -inf.
   at::Tensor log_probs(const at::Tensor& tokens);
 
+  // A single model without a shortlist, on the CPU: its log-probabilities may be made a row at a
+  // time from its logits (normalize_row), each while it is in cache.
+  bool normalizes_by_row() const;
+  // That model's logits [rows, V], fresh (normalize_row may write into them).
+  at::Tensor logits_to_normalize(const at::Tensor& tokens);
+  // What log_probs() gives for one row of logits_to_normalize()'s, in place (`next`, the row
+  // normalized after it, is fetched meanwhile; null: none).
+  void normalize_row(float* row, const float* next) const;
+
   // What greedy search takes the argmax of: a single model's logits (the softmax would not move
   // it), else the ensemble's log-probabilities.
   at::Tensor argmax_scores(const at::Tensor& tokens);
@@ -41,6 +50,7 @@ class EnsembleScorer {
   at::Tensor shortlist_;
   std::vector<std::pair<at::Tensor, at::Tensor>> shortlisted_;  // per model: rows of M and b
   int64_t vocab_ = 0;
+  bool on_cpu_ = false;
 };
 
 }  // namespace yoke

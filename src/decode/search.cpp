@@ -165,7 +165,11 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
   auto tokens = at::full({n}, Vocab::bos, at::TensorOptions(at::kLong).device(device));
 
   for (int64_t t = 0; !active.empty(); ++t) {
-    auto lp = scorer.log_probs(tokens);
+    // After the first step (whose row a sentence is spread to k rows), a single model on the CPU
+    // has its log-probabilities made a row at a time while best_candidates reads them, each row
+    // still in cache: the same numbers as log_probs() and ForcedTokens::apply give.
+    const bool by_row = t > 0 && scorer.normalizes_by_row();
+    auto lp = by_row ? scorer.logits_to_normalize(tokens) : scorer.log_probs(tokens);
     at::Tensor attention = scorer.attention();
     if (t == 0 && k > 1) {
       const auto spread = at::arange(n, at::TensorOptions(at::kLong).device(device)).repeat_interleave(k);
@@ -174,9 +178,19 @@ std::vector<std::vector<Hypothesis>> beam_search_nbest(const Ensemble& model, co
     }
     const int64_t vocab = lp.size(1);
     alignment.observe(attention);
-    forced_tokens(active, k, t, limit, prefixes).apply(lp);
+    const ForcedTokens forced = forced_tokens(active, k, t, limit, prefixes);
+    PrepareRow prepare;
+    if (by_row) {
+      const int64_t rows = lp.size(0);
+      prepare = [&](float* row, int64_t r) {
+        scorer.normalize_row(row, r + 1 < rows ? row + vocab : nullptr);
+        forced.apply_to_row(row, r, vocab);
+      };
+    } else {
+      forced.apply(lp);
+    }
     // Each sentence's 2k best continuations: k of them may end.
-    const auto top = best_candidates(lp, score_v, k, 2 * k);
+    const auto top = best_candidates(lp, score_v, k, 2 * k, prepare);
     const float* pv = top.values.data();
     const int64_t* pi = top.index.data();
     at::Tensor lp_cpu;  // constrained sentences read single candidates' scores

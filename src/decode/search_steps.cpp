@@ -49,6 +49,15 @@ void ForcedTokens::apply(at::Tensor& lp) const {
   lp.index_put_({rows, toks}, kept);
 }
 
+void ForcedTokens::apply_to_row(float* values, int64_t row, int64_t vocab) const {
+  std::vector<std::pair<int64_t, float>> kept;  // as apply(): every fixed token of the row keeps its value
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (rows_[i] == row) kept.emplace_back(tokens_[i], values[tokens_[i]]);
+  if (kept.empty()) return;
+  std::fill(values, values + vocab, kNegInf);
+  for (const auto& [token, value] : kept) values[token] = value;
+}
+
 ConstraintSearch::ConstraintSearch(const std::vector<Row>& rows, int64_t sentences, int64_t beam) : beam_(beam) {
   constraints_.assign(size_t(sentences), nullptr);
   for (size_t i = 0; i < rows.size() && i < size_t(sentences); ++i)

@@ -56,6 +56,8 @@ class ForcedTokens {
     tokens_.push_back(token);
   }
   void apply(at::Tensor& log_probs) const;
+  // The same on row `row` alone (its `vocab` floats at `values`), for rows prepared one at a time.
+  void apply_to_row(float* values, int64_t row, int64_t vocab) const;
 
  private:
   std::vector<int64_t> rows_, tokens_;

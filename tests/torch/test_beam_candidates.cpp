@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "decode/beam_candidates.h"
+#include "decode/row_log_softmax.h"
 
 using namespace yoke;
 
@@ -63,6 +64,31 @@ TEST(BeamCandidates, DeadRowsNeverBeatLiveOnesAndFillTheRestWithMinusInfinity) {
   const auto few = best_candidates(tiny, {0.0f, kNegInf}, 2, 5);
   for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isfinite(few.values[size_t(j)]));
   for (int j = 3; j < 5; ++j) EXPECT_EQ(few.values[size_t(j)], kNegInf);
+}
+
+TEST(BeamCandidates, RowsPreparedOneAtATimeGiveWhatPreparingThemAllFirstGives) {
+  // A search's step on the CPU: logits normalized a row at a time just before the row is read
+  // (and a row's tokens ruled out), against log_softmax_in_place over all rows first.
+  const int64_t n = 5, k = 4, vocab = 8000;
+  at::manual_seed(11);
+  const auto logits = at::randn({n * k, vocab}) * 5;
+  std::vector<float> scores;
+  for (int64_t r = 0; r < n * k; ++r) scores.push_back(r % k == 3 ? kNegInf : -0.3f * float(r % k));
+  auto rule_out = [](float* row, int64_t r) {
+    if (r % 3 == 0) row[r] = kNegInf;
+  };
+  auto all_first = log_softmax_in_place(logits.clone());
+  for (int64_t r = 0; r < n * k; ++r) rule_out(all_first[r].data_ptr<float>(), r);
+  const auto want = best_candidates(all_first, scores, k, 2 * k);
+  auto by_row = logits.clone();
+  const auto got = best_candidates(by_row, scores, k, 2 * k, [&](float* row, int64_t r) {
+    log_softmax_row(row, vocab);
+    rule_out(row, r);
+  });
+  EXPECT_EQ(got.values, want.values);  // the same floats, not close ones
+  EXPECT_EQ(got.index, want.index);
+  EXPECT_TRUE(at::equal(by_row, all_first));  // and the rows are left as they were prepared
+  EXPECT_THROW(best_candidates(by_row.t(), {0, 0}, 2, 2, [](float*, int64_t) {}), std::logic_error);
 }
 
 TEST(BeamCandidates, RefusesShapesThatDoNotFit) {

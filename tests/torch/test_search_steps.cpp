@@ -65,13 +65,18 @@ TEST(SearchSteps, PrefixesFixTheirTokensAndForcedRowsKeepOnlyTheirToken) {
   ForcedTokens forced;
   forced.add(1, 5);
   forced.add(2, Vocab::eos);
+  forced.add(2, 7);  // a row may keep two tokens
   forced.apply(lp);
   // Exact: apply() copies the forced token's value and writes -inf; nothing is computed.
   EXPECT_TRUE(at::equal(lp[0], before[0]));  // rows not forced are untouched
   for (int64_t v = 0; v < 8; ++v) {
     EXPECT_EQ(lp[1][v].item<float>(), v == 5 ? before[1][5].item<float>() : kNegInf) << v;
-    EXPECT_EQ(lp[2][v].item<float>(), v == Vocab::eos ? before[2][v].item<float>() : kNegInf) << v;
+    EXPECT_EQ(lp[2][v].item<float>(), v == Vocab::eos || v == 7 ? before[2][v].item<float>() : kNegInf) << v;
   }
+  // A row at a time (a search that normalizes its rows one by one) gives the same rows.
+  auto by_row = before.clone();
+  for (int64_t r = 0; r < 3; ++r) forced.apply_to_row(by_row[r].data_ptr<float>(), r, 8);
+  EXPECT_TRUE(at::equal(by_row, lp));
 }
 
 // One sentence, beam 2, vocabulary 10, the phrase (7 8): candidates that begin the phrase are kept
