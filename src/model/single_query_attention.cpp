@@ -173,22 +173,63 @@ struct Rows {
   float* out;
 };
 
+// Where row b's keys and values of each position start: k + k_at[t], v + v_at[t] (head 0).
+YOKE_VECTOR_INLINE void positions_of(const Rows& a, int64_t b, int64_t* k_at, int64_t* v_at) {
+  const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
+  for (int64_t t = 0; t < a.len; ++t) {
+    const int64_t row = a.positions ? a.positions->rows[b * a.positions->stride + t] : kb;
+    k_at[t] = row * a.k_row + t * a.k_pos;
+    v_at[t] = row * a.v_row + t * a.v_pos;
+  }
+}
+
+// Asks for the cache lines of head h's keys and values at those positions.
+YOKE_VECTOR_INLINE void fetch_head(const Rows& a, int64_t h, const int64_t* k_at, const int64_t* v_at) {
+  const float* kh = a.k + h * a.k_head;
+  const float* vh = a.v + h * a.v_head;
+  for (int64_t t = 0; t < a.len; ++t)
+    for (int64_t c = 0; c < a.dh; c += 16) {
+      __builtin_prefetch(kh + k_at[t] + c);
+      __builtin_prefetch(vh + v_at[t] + c);
+    }
+}
+
 // The whole loop over rows and heads. Wide: 16-float vectors, for AVX-512; else 8-float ones.
+// In a decoding step (one query a row) the keys and values come from memory, not cache: the step's
+// weights pass through the cache between one layer's attention and the next step's. So while a
+// (row, head) is computed, the next one's are asked for: in self-attention the next head's, or
+// the next row's first (a hypothesis's positions lie in the rows of its ancestors, scattered, which
+// the processor's own prefetching does not follow: 0.46 → 0.33 s of a 1000-sentence beam-4 run);
+// in cross-attention, whose rows of one sentence read the same memory row one after another,
+// the next sentence's, a head a (row, head) while the first row of a sentence is computed.
 template <bool Wide>
 YOKE_VECTOR_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end) {
   const float scale = float(1.0 / std::sqrt(double(a.dh)));
   std::vector<float> score(size_t((std::max<int64_t>(a.len, 1) + 15) / 16 * 16));
-  std::vector<int64_t> k_at(size_t(a.len)), v_at(size_t(a.len));  // row b's position t: k + k_at[t]
+  // Row b's positions (k_at, v_at) and the row whose keys and values are fetched ahead (ahead_*).
+  std::vector<int64_t> k_at(size_t(a.len)), v_at(size_t(a.len)), ahead_k(size_t(a.len)), ahead_v(size_t(a.len));
+  const bool step = a.queries == 1, cross = step && !a.positions && !a.kv_rows->empty();
+  const auto memory_row = [&](int64_t b) { return (*a.kv_rows)[size_t(b)]; };
+  if (begin < end) positions_of(a, begin, k_at.data(), v_at.data());
   for (int64_t b = begin; b < end; ++b) {
     const float* mrow = a.mask ? a.mask + b * a.mask_row : nullptr;
-    const int64_t kb = a.kv_rows->empty() ? b : (*a.kv_rows)[size_t(b)];
-    for (int64_t t = 0; t < a.len; ++t) {
-      const int64_t row = a.positions ? a.positions->rows[b * a.positions->stride + t] : kb;
-      k_at[size_t(t)] = row * a.k_row + t * a.k_pos;
-      v_at[size_t(t)] = row * a.v_row + t * a.v_pos;
+    // Self-attention: the next row. Cross-attention: the next sentence's row, from its first row.
+    int64_t ahead = -1;
+    if (step && a.positions && b + 1 < end) ahead = b + 1;
+    if (cross && (b == begin || memory_row(b) != memory_row(b - 1))) {
+      for (int64_t n = b + 1; n < end && ahead < 0; ++n)
+        if (memory_row(n) != memory_row(b)) ahead = n;
     }
+    if (ahead >= 0) positions_of(a, ahead, ahead_k.data(), ahead_v.data());
     for (int64_t i = 0; i < a.queries; ++i)
       for (int64_t h = 0; h < a.heads; ++h) {
+        if (cross && ahead >= 0) fetch_head(a, h, ahead_k.data(), ahead_v.data());
+        if (step && a.positions) {
+          if (h + 1 < a.heads)
+            fetch_head(a, h + 1, k_at.data(), v_at.data());
+          else if (ahead >= 0)
+            fetch_head(a, 0, ahead_k.data(), ahead_v.data());
+        }
         const float* qh = a.q + b * a.q_row + i * a.q_pos + h * a.dh;
         const float* kh = a.k + h * a.k_head;
         const float* vh = a.v + h * a.v_head;
@@ -209,6 +250,13 @@ YOKE_VECTOR_INLINE void attend_rows_of(const Rows& a, int64_t begin, int64_t end
         weighted_sum<std::conditional_t<Wide, Floats16, Floats8>>(score.data(), a.len, vh, v_at.data(),
                                                                   a.out + (b * a.queries + i) * a.dim + h * a.dh, a.dh);
       }
+    if (b + 1 == end) break;
+    if (ahead == b + 1) {
+      std::swap(k_at, ahead_k);
+      std::swap(v_at, ahead_v);
+    } else {
+      positions_of(a, b + 1, k_at.data(), v_at.data());
+    }
   }
 }
 
