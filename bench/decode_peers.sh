@@ -16,8 +16,10 @@
 # js/translate.js and python/yoke_ct2.py. CTranslate2 decodes each sentence with yoke's length
 # limit (docs/export.md, "CTranslate2"), so its outputs are comparable with yoke's.
 #
-#   bench/decode_peers.sh MODEL_DIR SRC_FILE [--rounds N] [--sentences N]
+#   bench/decode_peers.sh MODEL_DIR SRC_FILE [--rounds N] [--sentences N] [--only CELLS]
 #       MODEL_DIR: a trained fp32 translation model; SRC_FILE: source text, one sentence a line
+#       --only: the cells to run, PRECISION-bBEAM-tTHREADS separated by commas (fp32-b4-t1,fp32-b4-t2x1):
+#       more rounds of a few cells in the time of all
 # CTranslate2 is any `import ctranslate2` python3 finds (PYTHONPATH), else the build in
 # ../shared/peers/ctranslate2. ORT needs node, js/node_modules (cd js && npm ci) and python3-onnx;
 # without them its rows are left out, and said so.
@@ -25,15 +27,20 @@
 # yoke / peer, and how many of each peer's translations are yoke's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: bench/decode_peers.sh MODEL_DIR SRC_FILE [--rounds N] [--sentences N]"
+usage="usage: bench/decode_peers.sh MODEL_DIR SRC_FILE [--rounds N] [--sentences N] [--only CELLS]"
 model=${1:?$usage}
 src_in=${2:?$usage}
 shift 2
-rounds=3 sentences=1000
+rounds=3 sentences=1000 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --sentences) sentences=$2; shift 2 ;;
+    --only)
+      for cell in ${2//,/ }; do
+        [[ $cell =~ ^(fp32|int8)-b(1|4)-t(1|2x1|1x2)$ ]] || { echo "bench/decode_peers.sh: --only: no cell $cell (cells: fp32|int8 - b1|b4 - t1|t2x1|t1x2)" >&2; exit 2; }
+      done
+      only=",$2,"; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +104,7 @@ for r in $(seq "$rounds"); do
     for threads in 1 2x1 1x2; do
       for prec in fp32 int8; do
         tag="$prec-b$beam-t$threads"
+        [ -z "$only" ] || [[ $only == *",$tag,"* ]] || continue
         run_yoke "$prec" "$beam" "$threads" "yoke-$tag"
         run_ort "$prec" "$beam" "$threads" "ort-$tag"
         run_ct2 "$prec" "$beam" "$threads" "ct2-$tag"
@@ -128,6 +136,8 @@ for beam in (1, 4):
     for threads in ("1", "2x1", "1x2"):
         for prec in ("fp32", "int8"):
             t = f"{prec}-b{beam}-t{threads}"
+            if f"yoke-{t}" not in rates:  # a cell --only left out
+                continue
             ort, ct2 = cell(f"ort-{t}", f"yoke-{t}"), cell(f"ct2-{t}", f"yoke-{t}")
             name = "greedy" if beam == 1 else f"beam {beam}"
             print(f"| {name} | {prec} | {threads} | {statistics.median(rates[f'yoke-{t}']):.1f} | "
