@@ -53,7 +53,6 @@ class BestList {
   int64_t m_, size_ = 0;
 };
 
-
 // Offers row[j] + s (index base + j) for every j of the row. Blocks of 16 are skipped whole once
 // the list is full and none of their sums can enter it; x ↦ x + s is monotone in floating point,
 // so max(x) + s is the block's largest sum.

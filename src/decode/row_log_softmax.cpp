@@ -31,8 +31,8 @@ struct Avx512Exp {
 
 template <class Exp>
 YOKE_VECTOR_INLINE void log_softmax_row_with(float* x, int64_t n, const float* next) {
-  // The maximum (its order does not matter, but for which of +0 and -0 a row of zeros keeps); a NaN, which the comparisons skip, makes the row NaN,
-  // as at::log_softmax does.
+  // The maximum (its order does not matter, but for which of +0 and -0 a row of zeros keeps); a
+  // NaN, which the comparisons skip, makes the row NaN, as at::log_softmax does.
   float top = -INFINITY;
   bool nan = false;
   int64_t j = 0;
