@@ -85,7 +85,9 @@ TEST(BeamCandidates, RowsPreparedOneAtATimeGiveWhatPreparingThemAllFirstGives) {
     log_softmax_row(row, vocab);
     rule_out(row, r);
   });
-  EXPECT_EQ(got.values, want.values);  // the same floats, not close ones
+  // Exact: both sides run the one code path (log_softmax_row on the same row's floats, then the
+  // same additions), so their bits must agree; a search's ranking rests on it.
+  EXPECT_EQ(got.values, want.values);
   EXPECT_EQ(got.index, want.index);
   EXPECT_TRUE(at::equal(by_row, all_first));  // and the rows are left as they were prepared
   EXPECT_THROW(best_candidates(by_row.t(), {0, 0}, 2, 2, [](float*, int64_t) {}), std::logic_error);

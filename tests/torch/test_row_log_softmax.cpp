@@ -90,6 +90,9 @@ TEST(RowLogSoftmax, TheAvx512ExponentialGivesTheScalarBits) {
   while (x.size() % 16) x.push_back(-1.0f);
   std::vector<float> got(x.size());
   for (size_t j = 0; j < x.size(); j += 16) exps_avx512(&x[j], &got[j]);
+  // Exact, not within a tolerance: the versions of the row are one computation (the same
+  // operations, rounded alike) and must give the same bits, so that a search's translations do not
+  // depend on which version the processor loads (docs/testing.md).
   for (size_t j = 0; j < x.size(); ++j) {
     const float want = row_exp(x[j]);
     if (std::isnan(want)) {
