@@ -7,6 +7,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "util/malloc_tunables.h"
+
 namespace yoke {
 
 const char* blas_kernel_name() {
@@ -90,13 +92,17 @@ void use_fast_math_library_settings(char** argv) {
   const char* timeout = argv[0] != nullptr ? blas_thread_timeout_for(argv[1]) : nullptr;
   const bool sleep = timeout != nullptr && std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr &&
                      setenv("OPENBLAS_THREAD_TIMEOUT", timeout, 0) == 0;
-  if (!wait && !kernels && !sleep) return;
+  const char* tunables = argv[0] != nullptr ? malloc_tunables_for(argv[1]) : nullptr;
+  const bool heap = tunables != nullptr && std::getenv("GLIBC_TUNABLES") == nullptr &&
+                    setenv("GLIBC_TUNABLES", tunables, 0) == 0;
+  if (!wait && !kernels && !sleep && !heap) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.
   if (wait) unsetenv("OMP_WAIT_POLICY");
   if (spin) unsetenv("GOMP_SPINCOUNT");
   if (kernels) unsetenv("OPENBLAS_CORETYPE");
   if (sleep) unsetenv("OPENBLAS_THREAD_TIMEOUT");
+  if (heap) unsetenv("GLIBC_TUNABLES");
 }
 
 }  // namespace yoke

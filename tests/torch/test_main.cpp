@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
   if (!std::getenv("YOKE_FP32_KERNEL")) ::setenv("YOKE_FP32_KERNEL", "openblas", 1);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--print-math-env") {
-      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "OPENBLAS_THREAD_TIMEOUT", "DNNL_MAX_CPU_ISA", "YOKE_INT8_KERNEL", "YOKE_FP32_KERNEL"})
+      for (const char* name : {"OMP_WAIT_POLICY", "OPENBLAS_CORETYPE", "OPENBLAS_THREAD_TIMEOUT", "DNNL_MAX_CPU_ISA", "YOKE_INT8_KERNEL", "YOKE_FP32_KERNEL",
+                                 "GLIBC_TUNABLES"})
         if (const char* value = std::getenv(name)) std::cout << name << "=" << value << "\n";
       return 0;
     }

@@ -19,3 +19,13 @@ TEST(MathSettings, OpenBlasThreadsSleepAtOnceUnlessTold) {
   EXPECT_NE(output_of({"env", "OPENBLAS_THREAD_TIMEOUT=20", self, "--print-math-env"}).find("OPENBLAS_THREAD_TIMEOUT=20\n"),
             std::string::npos);
 }
+
+// The heap is kept and on huge pages (util/malloc_tunables.h) unless the user set GLIBC_TUNABLES.
+TEST(MathSettings, TheHeapIsKeptUnlessTold) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  EXPECT_NE(output_of({"env", "-u", "GLIBC_TUNABLES", self, "--print-math-env"}).find("GLIBC_TUNABLES=glibc.malloc.hugetlb=1:"),
+            std::string::npos);
+  EXPECT_NE(output_of({"env", "GLIBC_TUNABLES=glibc.malloc.arena_max=2", self, "--print-math-env"})
+                .find("GLIBC_TUNABLES=glibc.malloc.arena_max=2\n"),
+            std::string::npos);
+}
