@@ -6,7 +6,8 @@ start=$SECONDS
 bash scripts/build.sh
 echo "test.sh: packages and build in $((SECONDS - start)) s"
 # The math-library settings `yoke` runs with (src/util/thread_policy.h: idle OpenMP threads
-# sleep; SkylakeX's or Haswell's kernels where OpenBLAS falls back to its generic ones). The torch test binary
+# sleep; SkylakeX's or Haswell's kernels where OpenBLAS falls back to its generic ones; glibc's heap
+# kept, util/malloc_tunables.h). The torch test binary
 # would set them itself by starting again; exported here, each test process starts once.
 while IFS='=' read -r name value; do
   [ -n "$name" ] && export "$name=$value"

@@ -17,6 +17,7 @@
 // - OPENBLAS_THREAD_TIMEOUT (see blas_thread_timeout_for): how long OpenBLAS's idle threads keep
 //   polling for work, calling sched_yield, before they sleep.
 // - DNNL_MAX_CPU_ISA (see kOneDnnMaxIsa), read later, at oneDNN's first primitive.
+// - GLIBC_TUNABLES (see util/malloc_tunables.h): glibc's heap, kept and on huge pages.
 #pragma once
 
 namespace yoke {
@@ -25,8 +26,9 @@ namespace yoke {
 // openmp_spin_count_for(argv[1]); when OPENBLAS_THREAD_TIMEOUT is unset, sets it to
 // blas_thread_timeout_for(argv[1]); when OPENBLAS_CORETYPE is unset and OpenBLAS
 // fell back to its generic kernels, sets it to SkylakeX on a processor with AVX-512, else to
-// Haswell on one with AVX2 and FMA. If it set
-// either, re-executes this program with the same arguments (it does not return then). Values the
+// Haswell on one with AVX2 and FMA; when GLIBC_TUNABLES is unset, sets it to
+// malloc_tunables_for(argv[1]). If it set
+// any, re-executes this program with the same arguments (it does not return then). Values the
 // user set are kept. If the re-execution fails, returns and the program runs on as it was.
 // It also sets DNNL_MAX_CPU_ISA to kOneDnnMaxIsa when unset.
 void use_fast_math_library_settings(char** argv);
