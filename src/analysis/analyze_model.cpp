@@ -61,9 +61,6 @@ std::string pca_picture(const std::vector<Side>& sides, const AnalyzeOptions& o)
   return scatter(points, plot);
 }
 
-// Rows kFirstWordId.. of a matrix, detached.
-at::Tensor word_rows(const WordMatrix& w) { return w.full().detach().slice(0, kFirstWordId); }
-
 }  // namespace
 
 ModelAnalysis analyze_model(const LoadedModel& m, const std::string& out_dir, const AnalyzeOptions& o) {

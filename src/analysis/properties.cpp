@@ -6,13 +6,13 @@
 #include <random>
 
 namespace yoke {
-namespace {
 
-// Rows kFirstWordId.. of a matrix, detached (analysis never trains).
 at::Tensor word_rows(const WordMatrix& m) {
   auto full = m.full().detach();
   return full.slice(0, std::min<int64_t>(kFirstWordId, full.size(0)));
 }
+
+namespace {
 
 // Unit vectors drawn with the standard library, so that a seed gives the same probes under
 // every LibTorch version.

@@ -24,6 +24,9 @@ struct RoleMatrix {
 };
 std::vector<RoleMatrix> distinct_matrices(const WordEmbeddings&);
 
+// Rows kFirstWordId.. of a matrix, detached (analysis never trains).
+at::Tensor word_rows(const WordMatrix&);
+
 // ‖w_i‖ of the word rows (specials left out), as doubles on the CPU.
 std::vector<double> word_row_norms(const WordMatrix&);
 

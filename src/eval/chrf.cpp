@@ -18,18 +18,18 @@ constexpr int kMaxWordOrder = 6;
 constexpr double kBeta = 2.0;
 
 // n-grams of code points or of word ids; each order is counted in its own map.
-using GramCounts = NGramCounts<size_t(std::max(kCharOrder, kMaxWordOrder))>;
+using OrderGramCounts = NGramCounts<size_t(std::max(kCharOrder, kMaxWordOrder))>;
 
 template <typename Seq>
-GramCounts count_ngrams(const Seq& seq, size_t n) {
-  GramCounts counts;
+OrderGramCounts count_order_ngrams(const Seq& seq, size_t n) {
+  OrderGramCounts counts;
   add_ngrams(seq, n, counts);
   return counts;
 }
 
 // sacreBLEU's _get_match_statistics: [hyp, ref, match] for one order. Hypothesis n-grams are
 // not counted when the reference has none of that order.
-void add_match_statistics(const GramCounts& hyp, const GramCounts& ref, std::vector<double>& out) {
+void add_match_statistics(const OrderGramCounts& hyp, const OrderGramCounts& ref, std::vector<double>& out) {
   int64_t hyp_count = 0, ref_count = 0, match = 0;
   for (const auto& [gram, count] : hyp) {
     hyp_count += count;
@@ -131,14 +131,14 @@ ChrfStats chrf_sentence_stats(const std::string& hyp, const std::string& ref, in
   const std::u32string hyp_chars = without_whitespace(hyp_text);
   const std::u32string ref_chars = without_whitespace(ref_text);
   for (size_t n = 1; n <= kCharOrder; ++n)
-    add_match_statistics(count_ngrams(hyp_chars, n), count_ngrams(ref_chars, n), stats.v);
+    add_match_statistics(count_order_ngrams(hyp_chars, n), count_order_ngrams(ref_chars, n), stats.v);
 
   if (word_order > 0) {
     std::unordered_map<std::u32string, uint32_t> vocab;
     const std::vector<uint32_t> hyp_words = to_ids(split_words(hyp_text), vocab);
     const std::vector<uint32_t> ref_words = to_ids(split_words(ref_text), vocab);
     for (size_t n = 1; n <= static_cast<size_t>(word_order); ++n)
-      add_match_statistics(count_ngrams(hyp_words, n), count_ngrams(ref_words, n), stats.v);
+      add_match_statistics(count_order_ngrams(hyp_words, n), count_order_ngrams(ref_words, n), stats.v);
   }
   return stats;
 }

@@ -19,21 +19,21 @@ namespace yoke {
 
 namespace {
 
-std::mutex kernel_mutex;
-std::optional<Int8Kernel> chosen;
-std::string reason;
+std::mutex int8_choice_mutex;
+std::optional<Int8Kernel> int8_chosen;
+std::string int8_reason;
 
-// Under kernel_mutex: the pinned kernel (pin_int8_kernel, else YOKE_INT8_KERNEL), or none.
+// Under int8_choice_mutex: the pinned kernel (pin_int8_kernel, else YOKE_INT8_KERNEL), or none.
 std::optional<Int8Kernel> pinned_locked() {
-  if (chosen) return chosen;
+  if (int8_chosen) return int8_chosen;
   const char* v = std::getenv("YOKE_INT8_KERNEL");
   if (!v || !*v) return std::nullopt;
   const auto k = int8_kernel_from_name(v);
   if (!k) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": bf16, int8 or fp32 expected");
   if (!int8_kernel_available(*k)) throw InputError(std::string("YOKE_INT8_KERNEL=") + v + ": not available here (this LibTorch or this processor lacks it)");
-  chosen = *k;
-  reason = name_of(*k) + " (" + (*k == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "pinned by YOKE_INT8_KERNEL)";
-  return chosen;
+  int8_chosen = *k;
+  int8_reason = name_of(*k) + " (" + (*k == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "pinned by YOKE_INT8_KERNEL)";
+  return int8_chosen;
 }
 
 }  // namespace
@@ -162,19 +162,19 @@ Int8KernelTimes measure_int8_kernels(const std::vector<const Int8Weight*>& weigh
 
 void pin_int8_kernel(Int8Kernel k) {
   if (!int8_kernel_available(k)) throw InputError("the int8 kernel " + name_of(k) + " is not available here (this LibTorch or this processor lacks it)");
-  std::lock_guard<std::mutex> lock(kernel_mutex);
-  chosen = k;
-  reason = name_of(k) + " (pinned)";
+  std::lock_guard<std::mutex> lock(int8_choice_mutex);
+  int8_chosen = k;
+  int8_reason = name_of(k) + " (pinned)";
 }
 
 Int8Kernel int8_kernel() {
-  std::lock_guard<std::mutex> lock(kernel_mutex);
+  std::lock_guard<std::mutex> lock(int8_choice_mutex);
   if (const auto k = pinned_locked()) return *k;
   throw std::logic_error("int8_kernel(): no kernel chosen yet (choose_int8_kernel with the model's weights first)");
 }
 
 Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
-  std::lock_guard<std::mutex> lock(kernel_mutex);
+  std::lock_guard<std::mutex> lock(int8_choice_mutex);
   if (const auto k = pinned_locked()) return *k;
   // On one thread, LibTorch's and OpenBLAS's: decoding runs one worker per core by default, each
   // on one thread, and at two threads the shares moved (the dev machine: int8 0.5 of fp32's time
@@ -185,19 +185,19 @@ Int8Kernel choose_int8_kernel(const std::vector<const Int8Weight*>& weights) {
     compat::OneComputeThread one;
     t = measure_int8_kernels(weights);
   }
-  chosen = pick_int8_kernel(t);
+  int8_chosen = pick_int8_kernel(t);
   auto share = [&](double x) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", x / t.fp32);
     return std::isfinite(x) ? std::string(buf) : std::string("absent");
   };
-  reason = name_of(*chosen) + " (" + (*chosen == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
-  return *chosen;
+  int8_reason = name_of(*int8_chosen) + " (" + (*int8_chosen == Int8Kernel::int8 ? int8_route() + "; " : std::string()) + "measured: bf16 " + share(t.bf16) + ", int8 " + share(t.int8) + " of fp32's time)";
+  return *int8_chosen;
 }
 
 std::string int8_kernel_reason() {
-  std::lock_guard<std::mutex> lock(kernel_mutex);
-  return reason;
+  std::lock_guard<std::mutex> lock(int8_choice_mutex);
+  return int8_reason;
 }
 
 }  // namespace yoke

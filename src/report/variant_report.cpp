@@ -111,7 +111,7 @@ std::vector<int> ints_of(const json& j, const std::string& where) {
   return out;
 }
 
-ComparisonTest test_from_json(const json& j, const std::string& where) {
+ComparisonTest comparison_test_from_json(const json& j, const std::string& where) {
   ComparisonTest t;
   SignificanceResult& r = t.result;
   r.testable = true;  // report.json holds a test only where there was one
@@ -144,7 +144,7 @@ VariantTest variant_test_from_json(const json& j, const std::string& metric, con
     t.delta_per_seed.push_back({d.value("seed", 0), number_or_nan(d, "delta", where + ".delta_per_seed")});
   t.p_value = optional_number(j, "p_value", where);
   if (j.contains("delta_ci95") && !j["delta_ci95"].is_null()) t.delta_ci95 = pair_of(j["delta_ci95"], where + ".delta_ci95");
-  if (j.contains("test") && j["test"].is_object()) t.test = test_from_json(j["test"], where + ".test");
+  if (j.contains("test") && j["test"].is_object()) t.test = comparison_test_from_json(j["test"], where + ".test");
   if (j.contains("p_seeds") && j["p_seeds"].is_object())
     t.p_seeds = std::make_pair(ints_of(j["p_seeds"].value("baseline", json::array()), where + ".p_seeds.baseline"),
                                ints_of(j["p_seeds"].value("variant", json::array()), where + ".p_seeds.variant"));

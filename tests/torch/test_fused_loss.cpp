@@ -17,7 +17,7 @@ struct Grads {
   std::vector<at::Tensor> params;
 };
 
-Grads run(WordMatrix& m, const at::Tensor& h0, const at::Tensor& target, Estimator e, double eps, bool fused) {
+Grads loss_grads(WordMatrix& m, const at::Tensor& h0, const at::Tensor& target, Estimator e, double eps, bool fused) {
   for (auto& p : m.parameters()) p.mutable_grad() = at::Tensor();
   auto h = h0.clone().requires_grad_(true);
   LossSums out = fused ? fused_output_loss(logit_parts(e, m, h), target, eps, 3)
@@ -38,8 +38,8 @@ TEST_P(FusedLoss, EqualsTheStraightforwardLossAndGradients) {
   WordMatrix m(13, 8, rank, 0);
   const auto h = at::randn({10, 8});
   const auto target = at::randint(1, 13, {10}, at::kLong);
-  const Grads plain = run(m, h, target, estimator, eps, false);
-  const Grads fused = run(m, h, target, estimator, eps, true);
+  const Grads plain = loss_grads(m, h, target, estimator, eps, false);
+  const Grads fused = loss_grads(m, h, target, estimator, eps, true);
   YOKE_EXPECT_NEAR(fused.loss.item<double>(), plain.loss.item<double>(), 1e-4);
   YOKE_EXPECT_NEAR(fused.nll.item<double>(), plain.nll.item<double>(), 1e-4);
   YOKE_EXPECT_CLOSE(fused.h, plain.h, 1e-4, 1e-5) << (fused.h - plain.h).abs().max().item<double>();
