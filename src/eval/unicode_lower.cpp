@@ -129,14 +129,14 @@ constexpr LowerRun kLowerRuns[] = {
 // clang-format on
 
 // Inclusive code point ranges, sorted and disjoint.
-struct Range {
+struct CodepointRange {
   char32_t first, last;
 };
 
 template <size_t N>
-bool in_ranges(const Range (&ranges)[N], char32_t c) {
-  const Range* after = std::upper_bound(ranges, ranges + N, c,
-                                        [](char32_t x, const Range& r) { return x < r.first; });
+bool in_ranges(const CodepointRange (&ranges)[N], char32_t c) {
+  const CodepointRange* after = std::upper_bound(ranges, ranges + N, c,
+                                                [](char32_t x, const CodepointRange& r) { return x < r.first; });
   return after != ranges && c <= std::prev(after)->last;
 }
 
@@ -145,7 +145,7 @@ bool in_ranges(const Range (&ranges)[N], char32_t c) {
 // the Latin, Greek and Cyrillic blocks (U+0000-U+052F, U+1D00-U+20FF); outside them a
 // character counts as neither, which only matters for a 'Σ' next to another script.
 // clang-format off
-constexpr Range kCased[] = {
+constexpr CodepointRange kCased[] = {
     {0x41, 0x5A}, {0x61, 0x7A}, {0xAA, 0xAA}, {0xB5, 0xB5}, {0xBA, 0xBA}, {0xC0, 0xD6},
     {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF}, {0x1C4, 0x293}, {0x295, 0x2B8},
     {0x2C0, 0x2C1}, {0x2E0, 0x2E4}, {0x345, 0x345}, {0x370, 0x373}, {0x376, 0x377},
@@ -160,7 +160,7 @@ constexpr Range kCased[] = {
 // clang-format on
 
 // clang-format off
-constexpr Range kCaseIgnorable[] = {
+constexpr CodepointRange kCaseIgnorable[] = {
     {0x27, 0x27}, {0x2E, 0x2E}, {0x3A, 0x3A}, {0x5E, 0x5E}, {0x60, 0x60}, {0xA8, 0xA8},
     {0xAD, 0xAD}, {0xAF, 0xAF}, {0xB4, 0xB4}, {0xB7, 0xB8}, {0x2B0, 0x36F}, {0x374, 0x375},
     {0x37A, 0x37A}, {0x384, 0x385}, {0x387, 0x387}, {0x483, 0x489}, {0x1D2C, 0x1D6A},

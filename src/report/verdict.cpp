@@ -12,14 +12,12 @@ namespace yoke {
 
 namespace {
 
-std::string signed_num(double v) { return signed_number(v); }
-
 std::string need_text(const VerdictInput& in, double effect) {
-  std::string s = "the smallest effect this test finds with 80% power is " + signed_num(in.detectable).substr(1);
+  std::string s = "the smallest effect this test finds with 80% power is " + signed_number(in.detectable).substr(1);
   if (in.seeds_needed)
-    s += "; " + std::to_string(*in.seeds_needed) + " seeds a variant would find " + signed_num(effect);
+    s += "; " + std::to_string(*in.seeds_needed) + " seeds a variant would find " + signed_number(effect);
   else
-    s += "; no number of seeds up to 50 would find " + signed_num(effect) + " on this test set";
+    s += "; no number of seeds up to 50 would find " + signed_number(effect) + " on this test set";
   return s;
 }
 
@@ -56,21 +54,21 @@ Verdict decide(const VerdictInput& in) {
     const bool excludes_e = excludes_expected(in);
     const bool same_sign = (e > 0) == (in.delta > 0);
     if (!in.converged && (excludes_0 || excludes_e))
-      return {"inconclusive", std::string(excludes_0 ? "the interval excludes 0" : "the interval excludes the seed's " + signed_num(e)) +
+      return {"inconclusive", std::string(excludes_0 ? "the interval excludes 0" : "the interval excludes the seed's " + signed_number(e)) +
                                   ", but not every run converged"};
-    if (excludes_0 && same_sign && !excludes_e) return {"reproduced", "the interval excludes 0 and holds the seed's " + signed_num(e)};
+    if (excludes_0 && same_sign && !excludes_e) return {"reproduced", "the interval excludes 0 and holds the seed's " + signed_number(e)};
     if (excludes_0 && same_sign) {
       // The interval excludes the seed's effect on one side: all of it beyond e, or all short of it.
       const bool larger = std::abs(in.delta) > std::abs(e);
       return {"reproduced", std::string("same direction, the interval excludes 0 (the effect is ") + (larger ? "larger" : "smaller") +
-                                " than the seed's " + signed_num(e) + ")"};
+                                " than the seed's " + signed_number(e) + ")"};
     }
-    if (excludes_0) return {"contradicted", "the interval lies on the other side of 0 from the seed's " + signed_num(e)};
+    if (excludes_0) return {"contradicted", "the interval lies on the other side of 0 from the seed's " + signed_number(e)};
     if (excludes_e)
-      return {"inconclusive", "the interval holds 0 and excludes the seed's " + signed_num(e) +
+      return {"inconclusive", "the interval holds 0 and excludes the seed's " + signed_number(e) +
                                   ": a smaller effect, which contradicts the claim only against a margin registered "
                                   "before the runs; " + need_text(in, e)};
-    return {"inconclusive", "the interval holds 0 and the seed's " + signed_num(e) + "; " + need_text(in, e)};
+    return {"inconclusive", "the interval holds 0 and the seed's " + signed_number(e) + "; " + need_text(in, e)};
   }
   if (excludes_0) {
     if (!in.converged) return {"inconclusive", "the interval excludes 0, but not every run converged"};
@@ -83,14 +81,14 @@ Verdict judge_registered(const RegisteredComparison& c, double low, double high,
   // Quality terms: a positive value is B better than A.
   const double qlow = lower_is_better ? -high : low, qhigh = lower_is_better ? -low : high;
   const double m = c.margin;
-  const std::string margin = signed_num(m).substr(1);
+  const std::string margin = signed_number(m).substr(1);
   switch (c.kind) {
     case ClaimKind::better:
     case ClaimKind::worse: {
       // In the claim's direction: positive is the direction the seed reports.
       const double s = c.kind == ClaimKind::better ? 1.0 : -1.0;
       const double dlow = s > 0 ? qlow : -qhigh, dhigh = s > 0 ? qhigh : -qlow;
-      const std::string seed = c.seed_effect ? " (the seed's " + signed_num(*c.seed_effect) + ")" : "";
+      const std::string seed = c.seed_effect ? " (the seed's " + signed_number(*c.seed_effect) + ")" : "";
       if (dlow > 0) {
         std::string why = "the interval excludes 0 on the seed's side" + seed;
         if (c.seed_effect) {

@@ -79,22 +79,22 @@ const char* blas_kernels_for_a_newer_cpu() {
   return blas_kernels_to_use(blas_kernel_name(), avx512, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
 }
 
+// Sets `name` to `value` where the user has not set it (and `value` is not null); true when it did.
+bool set_unless_set(const char* name, const char* value) {
+  return value != nullptr && std::getenv(name) == nullptr && setenv(name, value, 0) == 0;
+}
+
 }  // namespace
 
 void use_fast_math_library_settings(char** argv) {
   // oneDNN reads its ISA limit at its first primitive, after main starts: no re-execution needed.
   setenv("DNNL_MAX_CPU_ISA", kOneDnnMaxIsa, 0);
-  const bool wait = std::getenv("OMP_WAIT_POLICY") == nullptr && setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
-  const char* spins = wait && argv[0] != nullptr ? openmp_spin_count_for(argv[1]) : nullptr;
-  const bool spin = spins != nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr && setenv("GOMP_SPINCOUNT", spins, 0) == 0;
-  const char* newer = blas_kernels_for_a_newer_cpu();
-  const bool kernels = newer != nullptr && setenv("OPENBLAS_CORETYPE", newer, 0) == 0;
-  const char* timeout = argv[0] != nullptr ? blas_thread_timeout_for(argv[1]) : nullptr;
-  const bool sleep = timeout != nullptr && std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr &&
-                     setenv("OPENBLAS_THREAD_TIMEOUT", timeout, 0) == 0;
-  const char* tunables = argv[0] != nullptr ? malloc_tunables_for(argv[1]) : nullptr;
-  const bool heap = tunables != nullptr && std::getenv("GLIBC_TUNABLES") == nullptr &&
-                    setenv("GLIBC_TUNABLES", tunables, 0) == 0;
+  const char* command = argv[0] != nullptr ? argv[1] : nullptr;
+  const bool wait = set_unless_set("OMP_WAIT_POLICY", "PASSIVE");
+  const bool spin = wait && argv[0] != nullptr && set_unless_set("GOMP_SPINCOUNT", openmp_spin_count_for(command));
+  const bool kernels = set_unless_set("OPENBLAS_CORETYPE", blas_kernels_for_a_newer_cpu());
+  const bool sleep = argv[0] != nullptr && set_unless_set("OPENBLAS_THREAD_TIMEOUT", blas_thread_timeout_for(command));
+  const bool heap = argv[0] != nullptr && set_unless_set("GLIBC_TUNABLES", malloc_tunables_for(command));
   if (!wait && !kernels && !sleep && !heap) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.

@@ -35,7 +35,7 @@ namespace fs = std::filesystem;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-std::string temp_dir(const std::string& name) { return test::temp_dir("report_" + name); }
+std::string report_dir(const std::string& name) { return test::temp_dir("report_" + name); }
 using test::read_file;
 
 // ---------------------------------------------------------------- SVG checks
@@ -282,7 +282,7 @@ TEST(SvgPlot, BarChartWithErrorBarsAndLongCategories) {
 }
 
 TEST(SvgPlot, SvgToPngConvertsOrLeavesNothing) {
-  const std::string dir = temp_dir("png");
+  const std::string dir = report_dir("png");
   const std::string svg = dir + "/-chart.svg";  // a name that looks like an option
   write_file_atomically(svg, line_chart({{"a", {0, 1, 2}, {1, 3, 2}}}, options()));
   const std::string png = dir + "/-chart.png";
@@ -321,7 +321,7 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines)
 // base: poor hypotheses; same: identical to base; oracle: the references themselves.
 Grid make_grid(const std::string& name) {
   Grid g;
-  g.dir = temp_dir(name);
+  g.dir = report_dir(name);
   std::vector<std::string> refs, poor;
   const char* animals[] = {"dog", "cat", "horse", "bird", "child", "woman", "man", "girl"};
   const char* places[] = {"park", "street", "beach", "field", "kitchen", "garden"};
