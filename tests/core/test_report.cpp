@@ -306,6 +306,26 @@ TEST(SvgPlot, SvgToPngConvertsOrLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir + "/none.png"));
 }
 
+// A converter that fails is run once a process, not once a picture: a report converts one per chart.
+TEST(SvgPlot, AConverterThatFailedIsNotRunAgain) {
+  const std::string dir = report_dir("png_failing");
+  const std::string svg = dir + "/chart.svg", calls = dir + "/calls.txt";
+  write_file_atomically(svg, line_chart({{"a", {0, 1, 2}, {1, 3, 2}}}, options()));
+  const std::string fake = dir + "/rsvg-convert";  // the only converter on PATH below
+  write_file_atomically(fake, "#!/bin/sh\necho called >> '" + calls + "'\nexit 1\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", dir.c_str(), 1);
+  const bool first = svg_to_png(svg, dir + "/one.png"), second = svg_to_png(svg, dir + "/two.png");
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_FALSE(first);
+  EXPECT_FALSE(second);
+  EXPECT_EQ(read_file(calls), "called\n") << "the failing converter ran more than once";
+  EXPECT_FALSE(fs::exists(dir + "/one.png"));
+  EXPECT_FALSE(fs::exists(dir + "/two.png"));
+}
+
 // ---------------------------------------------------------------- report fixture
 
 struct Grid {
