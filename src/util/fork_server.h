@@ -8,9 +8,10 @@
 // environment and the descriptors for standard input, output and error; the server forks a waiter,
 // which forks the worker and sends back the worker's pid, then its wait status. The worker runs
 // the program's command function as a fresh process would: its own pid, those descriptors, that
-// directory and environment. What the libraries read from the environment while loading came from
-// the server's environment: the client falls back to exec when such variables changed
-// (load_time_environment).
+// directory and environment. It ends as main's return would, its streams flushed, but without the
+// static destructors (fork_server.cpp says why). What the libraries read from the environment
+// while loading came from the server's environment: the client falls back to exec when such
+// variables changed (load_time_environment).
 // The server ends when its client closes the socket (the client's process ended).
 #pragma once
 #include <sys/types.h>
