@@ -131,12 +131,16 @@ TEST(Experiment, TinyGridRunsReportsAndResumes) {
   // Killed after its first run, the experiment resumes without redoing it and ends with the same numbers.
   const auto out2 = work_dir() / "experiment-killed";
   const pid_t pid = spawn(experiment_args(out2), work_dir() / "killed.log");
-  const auto first = out2 / "runs" / "dot" / "seed1" / "result.json";
-  for (int i = 0; i < 600 && !fs::exists(first); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_TRUE(fs::exists(first)) << slurp(work_dir() / "killed.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the second run
+  // Killed as the second run (cosine, seed 1) makes its folder, which it does as it starts: a run
+  // takes ~0.1 s here and the last three with the report 0.34 s, so a fixed wait after the first
+  // result (300 ms) once let the experiment finish before the kill.
+  const auto first = out2 / "runs" / "dot" / "seed1" / "result.json", second = out2 / "runs" / "cosine" / "seed1";
+  for (int i = 0; i < 60000 && !fs::exists(second); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   kill(pid, SIGKILL);
   wait_child(pid, nullptr, 0);
+  ASSERT_TRUE(fs::exists(first)) << slurp(work_dir() / "killed.log");
+  ASSERT_TRUE(fs::exists(second)) << slurp(work_dir() / "killed.log");
+  ASSERT_FALSE(fs::exists(second / "result.json")) << "the second run ended before the kill";
   ASSERT_FALSE(fs::exists(out2 / "report.json"));
   const auto first_time = fs::last_write_time(first);
   ASSERT_EQ(run(experiment_args(out2), work_dir() / "resumed.log"), 0) << slurp(work_dir() / "resumed.log");
