@@ -13,7 +13,7 @@ TEST(MallocTunables, EveryCommandButServeKeepsItsHeapOnHugePages) {
     ASSERT_NE(t, nullptr) << command;
     const std::string tunables = t;
     for (const char* setting : {"glibc.malloc.hugetlb=1", "glibc.malloc.mmap_threshold=33554432",
-                                "glibc.malloc.trim_threshold=1073741824"})
+                                "glibc.malloc.trim_threshold=1073741824", "glibc.malloc.top_pad=67108864"})
       EXPECT_NE(tunables.find(setting), std::string::npos) << command << ": " << setting;
   }
   EXPECT_NE(malloc_tunables_for(nullptr), nullptr);
