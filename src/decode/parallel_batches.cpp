@@ -54,7 +54,8 @@ void run_batches(size_t count, int workers, const std::function<void(size_t)>& d
     }
   };
   std::vector<std::thread> pool;
-  for (int w = 0; w < workers; ++w) pool.emplace_back(work);
+  for (int w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();  // this thread is a worker too
   for (auto& t : pool) t.join();
   at::set_num_threads(threads);  // the workers' calls changed the default that new threads take
   if (error) std::rethrow_exception(error);

@@ -21,9 +21,11 @@ int default_workers(int threads);
 int threads_per_worker(int workers);
 
 // Calls decode(i) for every i in [0, count), on `workers` threads (1: here, in order). With more
-// than one worker, batches go to whichever worker is free, OpenBLAS's own thread pool is set to one
-// thread for the duration (it would otherwise run each worker's products on every core) and each
-// worker runs LibTorch's operators on threads_per_worker(workers) threads.
+// than one worker, this thread is one of them (its heap is warm, where a new thread's arena takes
+// fresh pages, and a worker with threads starts one thread fewer for each batch's pieces), batches
+// go to whichever worker is free, OpenBLAS's own thread pool is set to one thread for the duration
+// (it would otherwise run each worker's products on every core) and each worker runs LibTorch's
+// operators on threads_per_worker(workers) threads.
 // `done(i)` is called after decode(i), one call at a time. The first exception thrown by a
 // decode stops the others taking new batches and is rethrown here once all have stopped.
 void run_batches(size_t count, int workers, const std::function<void(size_t)>& decode,
