@@ -91,7 +91,7 @@ void use_fast_math_library_settings(char** argv) {
   setenv("DNNL_MAX_CPU_ISA", kOneDnnMaxIsa, 0);
   const char* command = argv[0] != nullptr ? argv[1] : nullptr;
   const bool wait = set_unless_set("OMP_WAIT_POLICY", "PASSIVE");
-  const bool spin = wait && argv[0] != nullptr && set_unless_set("GOMP_SPINCOUNT", openmp_spin_count_for(command));
+  const bool spin = wait && set_unless_set("GOMP_SPINCOUNT", openmp_spin_count_for(command));  // null command: none
   const bool kernels = set_unless_set("OPENBLAS_CORETYPE", blas_kernels_for_a_newer_cpu());
   const bool sleep = argv[0] != nullptr && set_unless_set("OPENBLAS_THREAD_TIMEOUT", blas_thread_timeout_for(command));
   const bool heap = argv[0] != nullptr && set_unless_set("GLIBC_TUNABLES", malloc_tunables_for(command));

@@ -21,6 +21,7 @@
 #include "eval/bleu.h"
 #include "eval/sentence_nll_file.h"
 #include "file_helpers.h"
+#include "scoped_env.h"
 #include "report/report.h"
 #include "report/svg_chart.h"
 #include "report/svg_to_png.h"
@@ -37,6 +38,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 
 std::string report_dir(const std::string& name) { return test::temp_dir("report_" + name); }
 using test::read_file;
+using test::ScopedEnv;
 
 // ---------------------------------------------------------------- SVG checks
 
@@ -297,12 +299,10 @@ TEST(SvgPlot, SvgToPngConvertsOrLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir + "/missing.png"));
 
   // No converter on PATH: false, nothing written.
-  const char* old = std::getenv("PATH");
-  const std::string saved = old ? old : "";
-  ::setenv("PATH", dir.c_str(), 1);
-  const bool converted = svg_to_png(svg, dir + "/none.png");
-  ::setenv("PATH", saved.c_str(), 1);
-  EXPECT_FALSE(converted);
+  {
+    ScopedEnv path("PATH", dir.c_str());
+    EXPECT_FALSE(svg_to_png(svg, dir + "/none.png"));
+  }
   EXPECT_FALSE(fs::exists(dir + "/none.png"));
 }
 
@@ -314,13 +314,11 @@ TEST(SvgPlot, AConverterThatFailedIsNotRunAgain) {
   const std::string fake = dir + "/rsvg-convert";  // the only converter on PATH below
   write_file_atomically(fake, "#!/bin/sh\necho called >> '" + calls + "'\nexit 1\n");
   fs::permissions(fake, fs::perms::owner_all);
-  const char* old = std::getenv("PATH");
-  const std::string saved = old ? old : "";
-  ::setenv("PATH", dir.c_str(), 1);
-  const bool first = svg_to_png(svg, dir + "/one.png"), second = svg_to_png(svg, dir + "/two.png");
-  ::setenv("PATH", saved.c_str(), 1);
-  EXPECT_FALSE(first);
-  EXPECT_FALSE(second);
+  {
+    ScopedEnv path("PATH", dir.c_str());
+    EXPECT_FALSE(svg_to_png(svg, dir + "/one.png"));
+    EXPECT_FALSE(svg_to_png(svg, dir + "/two.png"));
+  }
   EXPECT_EQ(read_file(calls), "called\n") << "the failing converter ran more than once";
   EXPECT_FALSE(fs::exists(dir + "/one.png"));
   EXPECT_FALSE(fs::exists(dir + "/two.png"));

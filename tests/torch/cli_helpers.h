@@ -12,11 +12,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../core/scoped_env.h"
 #include "text/prepare.h"
 #include "text/synthetic.h"
 #include "util/fork_server.h"
@@ -149,28 +149,6 @@ inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   ::close(fd);
   return pid;
 }
-
-// Sets an environment variable for one scope (value null: removes it); the value before, or its
-// absence, comes back after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) before_ = v;
-    set_ = (value ? ::setenv(name, value, 1) : ::unsetenv(name)) == 0;
-  }
-  bool set() const { return set_; }
-  ~ScopedEnv() {
-    if (before_) ::setenv(name_, before_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> before_;
-  bool set_ = false;
-};
 
 // waitpid() for a pid from spawn(), with its status word (options: 0 or WNOHANG).
 inline pid_t wait_child(pid_t pid, int* status, int options = 0) {
