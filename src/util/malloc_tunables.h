@@ -17,9 +17,9 @@ namespace yoke {
 // --workers 2`) allocate from arenas of their own, made of heaps of at most 64 MB, and glibc
 // unmaps such a heap as soon as it is free if the heap before it has top_pad to spare, whatever
 // trim_threshold says; top_pad = 64 MB, more than a heap can spare, keeps them (the first arena
-// merely asks the system for 64 MB more address space at a time). Peak memory is a step's, as before; memory freed
-// after the peak is kept. `serve` keeps glibc's defaults: a server runs for days and should give
-// back what a burst of requests took.
+// merely asks the system for 64 MB more address space at a time). Peak memory is a step's, as
+// before; memory freed after the peak is kept. `serve` keeps glibc's defaults: a server runs for
+// days and should give back what a burst of requests took.
 const char* malloc_tunables_for(const char* command);
 
 }  // namespace yoke
