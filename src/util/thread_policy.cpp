@@ -71,38 +71,39 @@ const char* blas_thread_timeout_for(const char* command) { return is_decoding_co
 
 namespace {
 
-const char* blas_kernels_for_a_newer_cpu() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return nullptr;
+const char* blas_kernels_for_a_newer_cpu(const char* (*blas_chosen)()) {
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                       __builtin_cpu_supports("avx512cd");
-  return blas_kernels_to_use(blas_kernel_name(), avx512, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
-}
-
-// Sets `name` to `value` where the user has not set it (and `value` is not null); true when it did.
-bool set_unless_set(const char* name, const char* value) {
-  return value != nullptr && std::getenv(name) == nullptr && setenv(name, value, 0) == 0;
+  return blas_kernels_to_use(blas_chosen(), avx512, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
 }
 
 }  // namespace
 
-void use_fast_math_library_settings(char** argv) {
-  // oneDNN reads its ISA limit at its first primitive, after main starts: no re-execution needed.
+std::vector<const char*> set_math_library_environment(const char* command, const char* (*blas_chosen)()) {
+  // oneDNN reads its ISA limit at its first primitive, after main starts: not a load-time setting.
   setenv("DNNL_MAX_CPU_ISA", kOneDnnMaxIsa, 0);
-  const char* command = argv[0] != nullptr ? argv[1] : nullptr;
-  const bool wait = set_unless_set("OMP_WAIT_POLICY", "PASSIVE");
-  const bool spin = wait && set_unless_set("GOMP_SPINCOUNT", openmp_spin_count_for(command));  // null command: none
-  const bool kernels = set_unless_set("OPENBLAS_CORETYPE", blas_kernels_for_a_newer_cpu());
-  const bool sleep = argv[0] != nullptr && set_unless_set("OPENBLAS_THREAD_TIMEOUT", blas_thread_timeout_for(command));
-  const bool heap = argv[0] != nullptr && set_unless_set("GLIBC_TUNABLES", malloc_tunables_for(command));
-  if (!wait && !kernels && !sleep && !heap) return;
+  std::vector<const char*> set;
+  // Sets `name` to `value` where the user has not set it (and `value` is not null).
+  const auto set_unless_set = [&](const char* name, const char* value) {
+    if (value == nullptr || std::getenv(name) != nullptr || setenv(name, value, 0) != 0) return false;
+    set.push_back(name);
+    return true;
+  };
+  if (set_unless_set("OMP_WAIT_POLICY", "PASSIVE")) set_unless_set("GOMP_SPINCOUNT", openmp_spin_count_for(command));
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr)
+    set_unless_set("OPENBLAS_CORETYPE", blas_kernels_for_a_newer_cpu(blas_chosen));
+  set_unless_set("OPENBLAS_THREAD_TIMEOUT", blas_thread_timeout_for(command));
+  set_unless_set("GLIBC_TUNABLES", malloc_tunables_for(command));
+  return set;
+}
+
+void use_fast_math_library_settings(char** argv) {
+  const auto set = set_math_library_environment(argv[0] != nullptr ? argv[1] : nullptr, blas_kernel_name);
+  if (set.empty()) return;
   execv("/proc/self/exe", argv);
   // Only reached when the re-execution failed (no /proc, say): leave the environment as found.
-  if (wait) unsetenv("OMP_WAIT_POLICY");
-  if (spin) unsetenv("GOMP_SPINCOUNT");
-  if (kernels) unsetenv("OPENBLAS_CORETYPE");
-  if (sleep) unsetenv("OPENBLAS_THREAD_TIMEOUT");
-  if (heap) unsetenv("GLIBC_TUNABLES");
+  for (const char* name : set) unsetenv(name);
 }
 
 }  // namespace yoke

@@ -20,17 +20,25 @@
 // - GLIBC_TUNABLES (see util/malloc_tunables.h): glibc's heap, kept and on huge pages.
 #pragma once
 
+#include <vector>
+
 namespace yoke {
 
-// When OMP_WAIT_POLICY is unset, sets it to PASSIVE, and GOMP_SPINCOUNT (when unset too) to
-// openmp_spin_count_for(argv[1]); when OPENBLAS_THREAD_TIMEOUT is unset, sets it to
-// blas_thread_timeout_for(argv[1]); when OPENBLAS_CORETYPE is unset and OpenBLAS
-// fell back to its generic kernels, sets it to SkylakeX on a processor with AVX-512, else to
-// Haswell on one with AVX2 and FMA; when GLIBC_TUNABLES is unset, sets it to
-// malloc_tunables_for(argv[1]). If it set
-// any, re-executes this program with the same arguments (it does not return then). Values the
-// user set are kept. If the re-execution fails, returns and the program runs on as it was.
-// It also sets DNNL_MAX_CPU_ISA to kOneDnnMaxIsa when unset.
+// Sets, for the yoke command `command` (argv[1]; may be null), each variable the user has not set:
+// OMP_WAIT_POLICY to PASSIVE, and GOMP_SPINCOUNT too (when unset) to openmp_spin_count_for(command);
+// OPENBLAS_THREAD_TIMEOUT to blas_thread_timeout_for(command); OPENBLAS_CORETYPE, where OpenBLAS
+// chose its generic kernels by itself (`blas_chosen()` names them; called only when the variable
+// is unset), to SkylakeX on a processor with AVX-512, else to Haswell on one with AVX2 and FMA;
+// GLIBC_TUNABLES to malloc_tunables_for(command); DNNL_MAX_CPU_ISA to kOneDnnMaxIsa. Returns the
+// names it set of those the libraries read while they load (all but DNNL_MAX_CPU_ISA): while it
+// is not empty, they have not counted in this process. The `yoke` starter (src/starter/) calls it
+// before it runs the engine; use_fast_math_library_settings in a program itself.
+std::vector<const char*> set_math_library_environment(const char* command, const char* (*blas_chosen)());
+
+// set_math_library_environment(argv[1], blas_kernel_name) and, if it set any of the variables the
+// libraries read while they load, re-executes this program with the same arguments (it does not
+// return then). If the re-execution fails, unsets them again and returns: the program runs on as
+// it was.
 void use_fast_math_library_settings(char** argv);
 
 // Pure: the GOMP_SPINCOUNT to run the yoke command `command` with (argv[1]; may be null), or

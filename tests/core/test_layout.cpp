@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kLayers = {"util",  "compat", "config", "text",  "eval",   "align",    "batch",
                                           "embed", "model",  "loss",   "decode", "lm",    "store",    "service", "train",
-                                          "report", "analysis", "experiment", "serve", "cli", "python",
-                                          "spm"};
+                                          "report", "analysis", "experiment", "serve", "cli", "starter",
+                                          "python", "spm"};
 // Reading a model is store/'s business: only what runs training (experiment/, cli/) includes train/.
 const std::set<std::pair<std::string, std::string>> kForbidden = {
     {"decode", "train"}, {"lm", "train"},         {"train", "decode"}, {"train", "lm"},     {"decode", "lm"},

@@ -1,0 +1,58 @@
+// `yoke`, the program users run: it sets the math libraries' environment (util/thread_policy.h)
+// and runs the yoke engine, `yoke-engine` in the same folder, with the same arguments.
+//
+// Why a program of its own: those settings count only when a program starts with them. The
+// engine, started without them, loads LibTorch and the ~290 libraries it pulls in (relocations,
+// operator registration, their pages: ~0.6 s on a 2-core EPYC guest, docs/performance.md) only to
+// start again with them. This program links none of them, so a command loads them once.
+// OpenBLAS's own choice of kernels (whether it fell back to its generic ones) comes from OpenBLAS
+// itself: libblas.so.3, the library the engine's LibTorch links, loaded here and asked.
+//
+// `--fork-server` (util/fork_server.h) starts the engine with the environment as it is: its client
+// compares that environment with its own.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "util/thread_policy.h"
+
+namespace {
+
+// The kernels OpenBLAS picks by itself on this processor, or "" where no OpenBLAS answers.
+const char* blas_kernels_openblas_picks() {
+  void* blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+  if (blas == nullptr) return "";
+  using CoreName = char* (*)();
+  const auto core_name = reinterpret_cast<CoreName>(dlsym(blas, "openblas_get_corename"));
+  return core_name ? core_name() : "";  // kept loaded: the string is OpenBLAS's, and exec follows
+}
+
+// The folder this program was started from ("" when /proc cannot say).
+std::string own_folder() {
+  std::string path(4096, '\0');
+  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size());
+  if (n <= 0 || size_t(n) >= path.size()) return "";
+  path.resize(size_t(n));
+  return path.substr(0, path.rfind('/') + 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string folder = own_folder();
+  if (folder.empty()) {
+    std::fprintf(stderr, "yoke: cannot find the folder yoke runs from (/proc/self/exe): %s\n", std::strerror(errno));
+    return 127;
+  }
+  const std::string engine = folder + "yoke-engine";
+  const bool fork_server = argc > 1 && std::strcmp(argv[1], "--fork-server") == 0;
+  if (!fork_server) yoke::set_math_library_environment(argc > 1 ? argv[1] : nullptr, blas_kernels_openblas_picks);
+  char* empty[] = {const_cast<char*>("yoke"), nullptr};
+  execv(engine.c_str(), argc > 0 ? argv : empty);
+  std::fprintf(stderr, "yoke: cannot run the yoke engine %s: %s\n", engine.c_str(), std::strerror(errno));
+  return 127;
+}
