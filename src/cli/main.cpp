@@ -1,4 +1,7 @@
-// yoke: train, decode and study text-generation models with shared embeddings.
+// yoke-engine: train, decode and study text-generation models with shared embeddings. Users run
+// it through `yoke`, the starter (src/starter/starter.cpp).
+#include <sys/prctl.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +122,8 @@ int run_command_line(int argc, char** argv) {
 // `yoke --fork-server FD` (not in --help): runs command lines sent on the socket FD, each in a
 // fork of this process with its libraries loaded once (util/fork_server.h; the tests' ForkClient).
 int main(int argc, char** argv) {
+  // The name users know in top, pgrep -x and killall, which take it from the file the starter ran.
+  ::prctl(PR_SET_NAME, "yoke", 0, 0, 0);
   if (argc == 3 && !std::strcmp(argv[1], "--fork-server")) return yoke::serve_forks(std::atoi(argv[2]), run_command_line);
   return run_command_line(argc, argv);
 }

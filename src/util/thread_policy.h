@@ -1,5 +1,6 @@
-// The environment the math libraries read once, when they are loaded, before main runs; the only
-// way to change it from inside is to run the program again with it set.
+// The environment the math libraries read once, when they are loaded, before main runs: `yoke`
+// (src/starter/) sets it before it runs the engine; a program started without it can only run
+// itself again with it set.
 //
 // - OMP_WAIT_POLICY. LibTorch runs element-wise work on an OpenMP pool while OpenBLAS
 //   (libopenblas0-pthread) runs matrix products on a pool of its own. GNU OpenMP's default is to

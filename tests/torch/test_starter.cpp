@@ -1,12 +1,17 @@
 // `yoke`, the starter (src/starter/starter.cpp): it runs the engine in its own folder with the same
 // arguments and the math libraries' environment set. Here a copy of it runs beside a stand-in
-// engine, a shell script that prints its arguments and environment.
+// engine, a shell script that prints its arguments and environment; the last test runs the pair
+// that was built.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "cli_helpers.h"
 #include "util/malloc_tunables.h"
@@ -91,4 +96,33 @@ TEST(Starter, SaysWhichEngineItCannotRun) {
   EXPECT_NE(text.find("yoke: cannot run the yoke engine " + (dir / "yoke-engine").string() + ": No such file"),
             std::string::npos)
       << text;
+}
+
+// The engine names its process `yoke`, as users know it (top, pgrep -x, killall), not after its
+// file. Its output goes to a pipe of one page that nobody reads yet, so it stays alive in main.
+TEST(Starter, TheEngineIsNamedYoke) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  ASSERT_GE(::fcntl(pipe_fds[1], F_SETPIPE_SZ, 4096), 4096);
+  const int err = ::open((work_dir() / "named.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // "env" first: started with exec, not by the fork server. `train --help` writes ~10 kB.
+  const pid_t pid = start_with({"env", YOKE_BINARY, "train", "--help"}, pipe_fds[1], err);
+  ::close(pipe_fds[1]);
+  ::close(err);
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string comm, exe;
+  for (int i = 0; i < 6000; ++i) {  // up to 60 s: the engine loads LibTorch before main
+    std::error_code ec;
+    exe = fs::read_symlink(proc + "/exe", ec).filename().string();
+    comm = slurp(proc + "/comm");
+    if (exe == "yoke-engine" && comm == "yoke\n") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(exe, "yoke-engine");
+  EXPECT_EQ(comm, "yoke\n");
+  char buffer[4096];
+  while (::read(pipe_fds[0], buffer, sizeof buffer) > 0) {
+  }
+  ::close(pipe_fds[0]);
+  EXPECT_EQ(finish(pid), 0) << slurp(work_dir() / "named.err");
 }
