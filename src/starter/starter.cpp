@@ -25,10 +25,7 @@ namespace {
 // The kernels OpenBLAS picks by itself on this processor, or "" where no OpenBLAS answers.
 const char* blas_kernels_openblas_picks() {
   void* blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-  if (blas == nullptr) return "";
-  using CoreName = char* (*)();
-  const auto core_name = reinterpret_cast<CoreName>(dlsym(blas, "openblas_get_corename"));
-  return core_name ? core_name() : "";  // kept loaded: the string is OpenBLAS's, and exec follows
+  return blas ? yoke::blas_kernel_name_in(blas) : "";  // kept loaded: the string is OpenBLAS's, and exec follows
 }
 
 // The folder this program was started from ("" when /proc cannot say).

@@ -11,13 +11,15 @@
 
 namespace yoke {
 
-const char* blas_kernel_name() {
-  // Looked up at run time: OpenBLAS comes in through LibTorch's libblas.so.3 (Debian's
-  // alternatives), and another BLAS may stand there instead.
+const char* blas_kernel_name_in(void* library) {
   using CoreName = char* (*)();
-  const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const auto core_name = reinterpret_cast<CoreName>(dlsym(library, "openblas_get_corename"));
   return core_name ? core_name() : "";
 }
+
+// Looked up at run time: OpenBLAS comes in through LibTorch's libblas.so.3 (Debian's
+// alternatives), and another BLAS may stand there instead.
+const char* blas_kernel_name() { return blas_kernel_name_in(RTLD_DEFAULT); }
 
 namespace {
 

@@ -78,6 +78,8 @@ const char* blas_kernels_to_use(const char* chosen, bool avx512, bool avx2_fma);
 // The name of the kernels OpenBLAS chose ("Haswell", "Prescott", ...), or "" when the matrix
 // products are not OpenBLAS's.
 const char* blas_kernel_name();
+// The same, asked of `library` (a dlopen handle, or RTLD_DEFAULT: every library loaded).
+const char* blas_kernel_name_in(void* library);
 
 // Sets the size of OpenBLAS's thread pool (nothing when the products are not OpenBLAS's). With
 // at::set_num_threads it makes `--threads N`: compat::set_compute_threads.
