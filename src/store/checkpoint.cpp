@@ -180,13 +180,14 @@ CheckpointHeader read_checkpoint_header(const std::string& path) {
   return out;
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& path, const TensorFilter& wanted) {
   require_regular_file(path, "checkpoint");
   std::ifstream in(path, std::ios::binary);
   Header h = read_header(in, path);
   Checkpoint ckpt;
   ckpt.meta = std::move(h.meta);
   for (const auto& e : h.index) {
+    if (wanted && !wanted(e.name)) continue;
     auto t = allocate_tensor(e.shape, e.dtype, e.bytes, path, e.name);
     in.seekg(h.data_start + std::streamoff(e.offset));
     if (!in.read(static_cast<char*>(t.data_ptr()), std::streamsize(e.bytes)))
@@ -233,6 +234,8 @@ constexpr const char* kModelPrefix = "model.";
 }  // namespace
 
 std::string model_tensor_name(const std::string& parameter) { return kModelPrefix + parameter; }
+
+bool is_optimizer_tensor(const std::string& name) { return name.rfind("optimizer.", 0) == 0; }
 
 namespace {
 constexpr const char* kLegacyKvBias = ".kv_bias";

@@ -6,6 +6,7 @@
 // ("YOKECKP1", no header checksum) still loads.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,8 +26,10 @@ struct Checkpoint {
 
 void save_checkpoint(const std::string& path, const Checkpoint& ckpt);
 // InputError naming the file when it is unreadable, damaged (a checksum does not match) or its
-// header is malformed.
-Checkpoint load_checkpoint(const std::string& path);
+// header is malformed. With `wanted`, only the tensors it names are read and checked: the others
+// are left on disk (a decoder skips checkpoint_last's optimizer state, twice the weights' bytes).
+using TensorFilter = std::function<bool(const std::string& name)>;
+Checkpoint load_checkpoint(const std::string& path, const TensorFilter& wanted = {});
 
 // The header alone (checked as load_checkpoint checks it), without reading the tensors: for
 // looking at a large checkpoint's config and trainer state.
@@ -48,6 +51,8 @@ void prune_numbered_checkpoints(const std::string& dir, int keep);
 // The names of a checkpoint's tensors are owned here and in store/int8_model.h (int8 weights):
 // a model parameter or buffer NAME is stored as "model.NAME".
 std::string model_tensor_name(const std::string& parameter);
+// The trainer's optimizer state, "optimizer.exp_avg" and "optimizer.exp_avg_sq" (train/trainer.cpp).
+bool is_optimizer_tensor(const std::string& name);
 // Attention layers of files written before November 2026 hold "X.kv_bias" [2d] (key bias, then
 // value bias) where they now hold "X.v_bias" [d]: model_weights() reads the value half as
 // X.v_bias and drops the key half, which shifts all of a query's scores alike and so changes no

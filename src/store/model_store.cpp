@@ -81,7 +81,8 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name) {
 static bool is_safetensors(const std::string& path) { return fs::path(path).extension() == ".safetensors"; }
 
 Checkpoint read_model_file(const std::string& path) {
-  return is_safetensors(path) ? read_exported_model(path) : load_checkpoint(path);
+  if (is_safetensors(path)) return read_exported_model(path);
+  return load_checkpoint(path, [](const std::string& name) { return !is_optimizer_tensor(name); });
 }
 
 nlohmann::json read_model_meta(const std::string& path) {

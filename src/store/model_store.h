@@ -39,6 +39,7 @@ std::string pick_checkpoint(const std::string& dir, const std::string& name);
 std::optional<std::string> find_checkpoint(const std::string& dir);
 
 // A model file as a checkpoint: yoke's .ykp (store/checkpoint.h) or an exported .safetensors.
+// Its weights and meta only: a .ykp's optimizer state (is_optimizer_tensor) is not read.
 Checkpoint read_model_file(const std::string& path);
 // Its meta alone (a .ykp's header is read without its tensors).
 nlohmann::json read_model_meta(const std::string& path);

@@ -112,6 +112,37 @@ TEST(CheckpointFormat, OneChangedByteInTheHeaderFailsItsChecksum) {
   }
 }
 
+// A decoder reads a model file's weights, not the optimizer state checkpoint_last carries (twice
+// the weights' bytes): those tensors are neither read nor checked, so a damaged one does not stop it.
+TEST(CheckpointFormat, AModelFileIsReadWithoutItsOptimizerState) {
+  const auto dir = test_dir("optimizer");
+  at::manual_seed(7);
+  auto model = build_model(tiny());
+  Checkpoint c;
+  c.meta = {{"config", tiny().to_json()}};
+  put_model_weights(c, module_state(*model));
+  c.tensors["optimizer.exp_avg"] = at::randn({64});
+  c.tensors["optimizer.exp_avg_sq"] = at::randn({64});  // the last name: its bytes end the file
+  const auto path = dir / "checkpoint_last.ykp";
+  save_checkpoint(path.string(), c);
+  std::string bytes = file_bytes(path);
+  bytes.back() = char(bytes.back() ^ 0x40);
+  write_bytes(path, bytes);
+
+  EXPECT_NE(error_of([&] { load_checkpoint(path.string()); }).find("tensor optimizer.exp_avg_sq fails its checksum"),
+            std::string::npos);
+  const Checkpoint read = read_model_file(path.string());
+  EXPECT_EQ(read.meta, c.meta);
+  EXPECT_EQ(read.tensors.count("optimizer.exp_avg"), 0u);
+  EXPECT_EQ(read.tensors.count("optimizer.exp_avg_sq"), 0u);
+  const auto weights = model_weights(read), expected = model_weights(c);
+  ASSERT_EQ(weights.size(), expected.size());
+  for (const auto& [name, t] : expected) EXPECT_TRUE(at::equal(weights.at(name), t)) << name;
+  const auto only_first = load_checkpoint(path.string(), [](const std::string& n) { return n == "optimizer.exp_avg"; });
+  ASSERT_EQ(only_first.tensors.size(), 1u);
+  EXPECT_TRUE(at::equal(only_first.tensors.at("optimizer.exp_avg"), c.tensors.at("optimizer.exp_avg")));
+}
+
 TEST(CheckpointFormat, VersionOneFilesStillLoad) {
   const auto dir = test_dir("v1");
   at::manual_seed(3);

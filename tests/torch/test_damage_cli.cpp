@@ -86,8 +86,14 @@ TEST(DamageCli, ZeroedTensorBytesInACheckpointAreCaught) {
   const auto damaged = work_dir() / "damaged.ykp";
   fs::copy_file(trained_model() / "checkpoint_last.ykp", damaged, fs::copy_options::overwrite_existing);
   {
+    // The first 4 KB of tensor data, after "YOKECKP2", the header's length and its CRC-32, and the
+    // header: model weights ("model.*" come first), which translate reads. The optimizer state at
+    // the end of the file it leaves unread (store/model_store.h, read_model_file).
     std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(-8192, std::ios::end);  // tensor data (the header is at the front)
+    uint64_t header_bytes = 0;
+    f.seekg(8);
+    f.read(reinterpret_cast<char*>(&header_bytes), sizeof header_bytes);
+    f.seekp(std::streamoff(8 + 8 + 4 + header_bytes));
     const std::string zeros(4096, '\0');
     f.write(zeros.data(), std::streamsize(zeros.size()));
   }
