@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "embed/initial_values.h"
 #include "util/error.h"
 
 namespace yoke {
@@ -38,7 +39,7 @@ void SharedPrivateLayout::validate() const {
 
 namespace {
 at::Tensor init(int64_t rows, int64_t cols, int64_t dim) {
-  return at::randn({rows, cols}).mul_(std::pow(double(dim), -0.5));
+  return initial_normal({rows, cols}, std::pow(double(dim), -0.5));
 }
 }  // namespace
 

@@ -2,18 +2,20 @@
 
 #include <cmath>
 
+#include "embed/initial_values.h"
+
 namespace yoke {
 
 WordMatrix::WordMatrix(int64_t vocab, int64_t dim, int64_t rank, int64_t pad_id)
     : vocab_(vocab), dim_(dim), rank_(rank) {
   // N(0, d^-1/2) rows (Vaswani et al.; fairseq); the padding row starts at zero.
   if (rank_ == 0) {
-    weight = register_parameter("weight", at::randn({vocab, dim}).mul_(std::pow(double(dim), -0.5)));
+    weight = register_parameter("weight", initial_normal({vocab, dim}, std::pow(double(dim), -0.5)));
     if (pad_id >= 0 && pad_id < vocab) weight.detach()[pad_id].zero_();
   } else {
     // Scaled so that rows of A·B have the same expected norm as a full matrix's rows.
-    factor_a = register_parameter("factor_a", at::randn({vocab, rank}).mul_(std::pow(double(rank), -0.5)));
-    factor_b = register_parameter("factor_b", at::randn({rank, dim}).mul_(std::pow(double(dim), -0.5)));
+    factor_a = register_parameter("factor_a", initial_normal({vocab, rank}, std::pow(double(rank), -0.5)));
+    factor_b = register_parameter("factor_b", initial_normal({rank, dim}, std::pow(double(dim), -0.5)));
     if (pad_id >= 0 && pad_id < vocab) factor_a.detach()[pad_id].zero_();
   }
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "compat/torch.h"
+#include "embed/initial_values.h"
 
 namespace yoke {
 
@@ -10,7 +11,7 @@ namespace yoke {
 // weight of shape [out, in].
 inline at::Tensor xavier_uniform(int64_t out, int64_t in) {
   const double bound = std::sqrt(6.0 / double(in + out));
-  return at::empty({out, in}).uniform_(-bound, bound);
+  return initial_uniform({out, in}, bound);
 }
 
 }  // namespace yoke

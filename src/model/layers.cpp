@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "embed/initial_values.h"
 #include "model/fp32_matmul.h"
 #include "model/row_layer_norm.h"
 
@@ -22,9 +23,9 @@ at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
 FeedForward::FeedForward(int64_t dim, int64_t hidden, double activation_dropout)
     : activation_dropout_(activation_dropout) {
   const double bound = std::sqrt(6.0 / double(dim + hidden));
-  w1 = register_parameter("w1", at::empty({hidden, dim}).uniform_(-bound, bound));
+  w1 = register_parameter("w1", initial_uniform({hidden, dim}, bound));
   b1 = register_parameter("b1", at::zeros({hidden}));
-  w2 = register_parameter("w2", at::empty({dim, hidden}).uniform_(-bound, bound));
+  w2 = register_parameter("w2", initial_uniform({dim, hidden}, bound));
   b2 = register_parameter("b2", at::zeros({dim}));
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "embed/initial_values.h"
 #include "model/dropout.h"
 
 namespace yoke {
@@ -17,7 +18,7 @@ at::Tensor ConvKernel::normalise(const at::Tensor& w) {
 LightConv::LightConv(const ConvKernelSpec& s) : ConvKernel(s) {
   // Xavier-uniform as for fairseq's [H, 1, K] weight: fan in K, fan out H·K.
   const double bound = std::sqrt(6.0 / double(s.kernel_size + s.heads * s.kernel_size));
-  weight = register_parameter("weight", at::empty({s.heads, s.kernel_size}).uniform_(-bound, bound));
+  weight = register_parameter("weight", initial_uniform({s.heads, s.kernel_size}, bound));
 }
 
 at::Tensor LightConv::operator()(const at::Tensor&) { return normalise(weight); }
@@ -25,7 +26,7 @@ at::Tensor LightConv::operator()(const at::Tensor&) { return normalise(weight); 
 DynamicConv::DynamicConv(const ConvKernelSpec& s) : ConvKernel(s) {
   const int64_t out = s.heads * s.kernel_size;
   const double bound = std::sqrt(6.0 / double(s.dim + out));
-  weight = register_parameter("weight", at::empty({out, s.dim}).uniform_(-bound, bound));
+  weight = register_parameter("weight", initial_uniform({out, s.dim}, bound));
 }
 
 at::Tensor DynamicConv::operator()(const at::Tensor& x) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "config/config.h"
+#include "embed/initial_values.h"
 #include "model/fp32_matmul.h"
 
 namespace yoke {
@@ -87,7 +88,7 @@ Transformer::Transformer(const ModelSpec& m, const EmbeddingSpec& e) : spec_(m) 
     decoder_norm_ = register_module("decoder_norm", std::make_shared<LayerNorm>(m.layer.dim));
   }
   if (m.learned_positions)
-    positions_ = register_parameter("positions", at::randn({m.max_positions, m.layer.dim}).mul_(0.02));
+    positions_ = register_parameter("positions", initial_normal({m.max_positions, m.layer.dim}, 0.02));
   else
     positions_ = register_buffer("positions", sinusoidal_positions(m.max_positions, m.layer.dim));
   // Last, so that the other parameters draw the same initial values with or without it.

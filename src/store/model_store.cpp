@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "align/pair_data.h"
+#include "embed/initial_values.h"
 #include "model/fp32_kernel.h"
 #include "model/int8_kernel.h"
 #include "model/int8_linear.h"
@@ -185,7 +186,10 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);
   const auto weights = model_weights(ckpt);
   check_config_fits_tensors(m.config, weights, m.checkpoint);
-  m.model = build_model(m.config, dir);
+  {
+    const SkipInitialValues unset;  // every parameter and buffer is copied from the file next
+    m.model = build_model(m.config, dir);
+  }
   load_module_state(*m.model, weights, m.checkpoint);
   const auto where = compat::device_from_name(device);
   if (where.is_cuda()) compat::allow_tf32();

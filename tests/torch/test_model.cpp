@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "config/config.h"
+#include "embed/initial_values.h"
 #include "decode/search.h"
 #include "decode/batched_decoding.h"
 #include "loss/loss.h"
@@ -164,6 +165,48 @@ TEST(Checkpoint, RoundTripsAModel) {
   EXPECT_EQ(loaded.meta.at("hello"), 1);
   for (auto& [k, t] : module_state(*a)) EXPECT_TRUE(at::equal(t, module_state(*b).at(k))) << k;
   std::filesystem::remove(path);
+}
+
+// load_model builds a model under SkipInitialValues and copies the file's weights into it: the
+// build draws nothing from the generator, yet makes the parameters and buffers a normal build makes.
+TEST(InitialValues, AModelBuiltToBeLoadedDrawsNothing) {
+  std::vector<Config> configs = {tiny_config(Tie::all, Estimator::dot), tiny_config(Tie::none, Estimator::l2)};
+  configs[1].positions = Positions::learned;
+  configs[1].factored_rank = 4;
+  for (Arch arch : {Arch::lightconv, Arch::dynamicconv}) {
+    configs.push_back(tiny_config(Tie::decoder, Estimator::dot));
+    configs.back().arch = arch;
+    configs.back().encoder_kernels = configs.back().decoder_kernels = "3,5";
+  }
+  for (const auto& cfg : configs) {
+    const std::string what = cfg.to_json().dump();
+    at::manual_seed(5);
+    const auto drawn = at::randn({8});
+    at::manual_seed(5);
+    std::shared_ptr<Transformer> unset;
+    {
+      const SkipInitialValues skip;
+      EXPECT_TRUE(SkipInitialValues::active());
+      {
+        const SkipInitialValues nested;
+      }
+      EXPECT_TRUE(SkipInitialValues::active()) << "a nested guard ended the outer one";
+      unset = build_model(cfg);
+    }
+    EXPECT_FALSE(SkipInitialValues::active());
+    EXPECT_TRUE(at::equal(at::randn({8}), drawn)) << "the build drew values: " << what;
+
+    at::manual_seed(5);
+    const auto initialised = build_model(cfg);
+    EXPECT_FALSE(at::equal(at::randn({8}), drawn)) << "a normal build drew nothing: " << what;
+    const auto a = module_state(*initialised), b = module_state(*unset);
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (const auto& [name, t] : a) {
+      ASSERT_TRUE(b.count(name)) << name << " " << what;
+      EXPECT_EQ(t.sizes(), b.at(name).sizes()) << name;
+      EXPECT_EQ(t.scalar_type(), b.at(name).scalar_type()) << name;
+    }
+  }
 }
 
 // A tensor of another type than the model's (I32 where the model has F32) is refused by name, not
