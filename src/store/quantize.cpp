@@ -19,14 +19,14 @@ QuantizeResult quantize_model(const std::string& dir, const std::string& out, co
   // something else, and nothing left behind by an error or a kill.
   StagedDirectory staged(out, replace, "yoke quantize", {{"--model", dir}});
   r.from = pick_checkpoint(dir, checkpoint_name);
-  const Checkpoint original = load_checkpoint(r.from);
-  if (is_int8_checkpoint(original)) throw input_error(r.from, 0, "is already an int8 model (written by `yoke quantize`)");
+  const nlohmann::json meta = read_model_meta(r.from);  // the header alone: load_model reads the weights
+  if (is_int8_meta(meta)) throw input_error(r.from, 0, "is already an int8 model (written by `yoke quantize`)");
   LoadedModel m = load_model(dir, checkpoint_name, "cpu", ModelUse::read_weights);
   const Int8Weights weights = m.model->quantize_int8();
 
   Checkpoint ck;
-  ck.meta["config"] = original.meta.at("config");
-  if (original.meta.contains("vocab")) ck.meta["vocab"] = original.meta.at("vocab");  // the files copied below
+  ck.meta["config"] = meta.at("config");
+  if (meta.contains("vocab")) ck.meta["vocab"] = meta.at("vocab");  // the files copied below
   put_int8_weights(ck, weights,
                    {{"from", r.from}, {"scheme", "int8 weights, one symmetric scale per row; activations quantized per call"}});
   std::map<std::string, at::Tensor> fp32;
