@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/config_options.h"
-#include "embed/initial_values.h"
 #include "store/model_store.h"
 
 namespace yoke::cli {
@@ -23,11 +22,7 @@ int cmd_params(int argc, char** argv) {
   Config cfg = config.read();
   fill_vocab_sizes(cfg);
   cfg.validate();
-  std::shared_ptr<Transformer> model;
-  {
-    const SkipInitialValues unset;  // only counted
-    model = build_model(cfg, cfg.data);
-  }
+  auto model = build_unset_model(cfg, cfg.data);  // only counted
   const int64_t total = count_parameters(*model);
   const auto c = count_embeddings(model->embeddings->spec());
   if (json) {

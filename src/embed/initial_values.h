@@ -3,8 +3,9 @@
 // model and at once copy weights into every parameter and buffer (load_module_state refuses a
 // file that lacks one): drawing ~8M values first took 30–100 ms of a one-sentence `translate` on
 // a 2-core EPYC guest, a tenth of the command; `yoke params` only counts them (a 242M-parameter
-// config: 3.3 → 0.9 s). While a SkipInitialValues lives on a thread, the constructors there
-// allocate their parameters and leave them unset.
+// config: 2.2–4.5 → 0.8–1.5 s, three runs each). While a SkipInitialValues lives on a thread, the
+// constructors there allocate their parameters and leave them unset (store/model_store.h:
+// build_unset_model).
 #pragma once
 #include "compat/torch.h"
 

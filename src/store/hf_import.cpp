@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "embed/initial_values.h"
 #include "model/layers.h"
 #include "store/checkpoint.h"
 #include "store/model_files.h"
@@ -508,11 +507,7 @@ ExportResult import_hf(const std::string& hf_dir, const std::string& out, bool r
     throw input_error(config_file.path(), 0, std::string("makes a yoke config that is not valid: ") + e.what());
   }
   // Built and filled here, so that a name or shape this mapping got wrong is an error before anything is written.
-  std::shared_ptr<Transformer> model;
-  {
-    const SkipInitialValues unset;  // load_module_state fills every parameter and buffer or refuses
-    model = build_model(c);
-  }
+  auto model = build_unset_model(c);  // load_module_state fills every parameter and buffer or refuses
   load_module_state(*model, t, r.from);
   Checkpoint ck;
   const auto state = module_state(*model);

@@ -61,6 +61,11 @@ std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& v
   return std::make_shared<Transformer>(ModelSpec::from_config(cfg), spec);
 }
 
+std::shared_ptr<Transformer> build_unset_model(const Config& cfg, const std::string& vocab_dir) {
+  const SkipInitialValues unset;
+  return build_model(cfg, vocab_dir);
+}
+
 std::optional<std::string> find_checkpoint(const std::string& dir) {
   for (const char* f : {kCheckpointBest, kCheckpointLast, kExportedWeights})
     if (fs::exists(fs::path(dir) / f)) return (fs::path(dir) / f).string();
@@ -186,10 +191,7 @@ LoadedModel load_model(const std::string& dir, const std::string& checkpoint_nam
   if (int8) int8_weights = take_int8_weights(ckpt, m.checkpoint);
   const auto weights = model_weights(ckpt);
   check_config_fits_tensors(m.config, weights, m.checkpoint);
-  {
-    const SkipInitialValues unset;  // every parameter and buffer is copied from the file next
-    m.model = build_model(m.config, dir);
-  }
+  m.model = build_unset_model(m.config, dir);  // every parameter and buffer is copied from the file next
   load_module_state(*m.model, weights, m.checkpoint);
   const auto where = compat::device_from_name(device);
   if (where.is_cuda()) compat::allow_tf32();

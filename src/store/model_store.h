@@ -31,6 +31,10 @@ void fill_vocab_sizes(Config& cfg);
 // `vocab_dir` (a data or model directory) is needed for tie = shared-private: the pair file
 // names words, and the vocabularies turn them into ids.
 std::shared_ptr<Transformer> build_model(const Config& cfg, const std::string& vocab_dir = "");
+// The same model with its parameters left unset, no values drawn (embed/initial_values.h): for a
+// caller that copies a value into every parameter and buffer next (load_module_state), or only
+// counts them.
+std::shared_ptr<Transformer> build_unset_model(const Config& cfg, const std::string& vocab_dir = "");
 
 // The checkpoint to read in `dir`: `name` when given, else checkpoint_best, else checkpoint_last,
 // else an exported model.safetensors (store/model_export.h).

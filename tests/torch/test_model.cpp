@@ -195,6 +195,9 @@ TEST(InitialValues, AModelBuiltToBeLoadedDrawsNothing) {
     }
     EXPECT_FALSE(SkipInitialValues::active());
     EXPECT_TRUE(at::equal(at::randn({8}), drawn)) << "the build drew values: " << what;
+    at::manual_seed(5);
+    build_unset_model(cfg);
+    EXPECT_TRUE(at::equal(at::randn({8}), drawn)) << "build_unset_model drew values: " << what;
 
     at::manual_seed(5);
     const auto initialised = build_model(cfg);
