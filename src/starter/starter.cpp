@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 
+#include "util/executable_dir.h"
 #include "util/thread_policy.h"
 
 namespace {
@@ -28,24 +29,16 @@ const char* blas_kernels_openblas_picks() {
   return blas ? yoke::blas_kernel_name_in(blas) : "";  // kept loaded: the string is OpenBLAS's, and exec follows
 }
 
-// The folder this program was started from ("" when /proc cannot say).
-std::string own_folder() {
-  std::string path(4096, '\0');
-  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size());
-  if (n <= 0 || size_t(n) >= path.size()) return "";
-  path.resize(size_t(n));
-  return path.substr(0, path.rfind('/') + 1);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string folder = own_folder();
+  std::error_code error;
+  const std::string folder = yoke::executable_dir(error);
   if (folder.empty()) {
-    std::fprintf(stderr, "yoke: cannot find the folder yoke runs from (/proc/self/exe): %s\n", std::strerror(errno));
+    std::fprintf(stderr, "yoke: cannot find the folder yoke runs from (/proc/self/exe): %s\n", error.message().c_str());
     return 127;
   }
-  const std::string engine = folder + "yoke-engine";
+  const std::string engine = folder + "/yoke-engine";
   const bool fork_server = argc > 1 && std::strcmp(argv[1], "--fork-server") == 0;
   if (!fork_server) yoke::set_math_library_environment(argc > 1 ? argv[1] : nullptr, blas_kernels_openblas_picks);
   char* empty[] = {const_cast<char*>("yoke"), nullptr};

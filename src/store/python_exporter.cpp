@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "util/error.h"
+#include "util/executable_dir.h"
 #include "util/staged_dir.h"
 #include "util/subprocess.h"
 #include "util/remove_tree.h"
@@ -27,12 +28,6 @@ int first_missing_module(const std::string& python) {
   const int status = run_inheriting_output({python, "-c", code});
   if (status == 0) return -1;
   return status >= 10 && status < 10 + int(kPythonModules.size()) ? status - 10 : 0;
-}
-
-fs::path executable_dir() {
-  std::error_code ec;
-  const auto exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
 }
 
 }  // namespace

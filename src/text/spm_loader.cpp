@@ -6,15 +6,10 @@
 #include <stdexcept>
 
 #include "text/spm_api.h"
+#include "util/executable_dir.h"
 
 namespace yoke::spm {
 namespace {
-
-std::string executable_dir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "" : p.parent_path().string();
-}
 
 // The directory of the shared object this code is linked into, when it is one: the Python module
 // (yoke/_yoke*.so) under `import yoke`, whose process is python's, not yoke's. "" in the yoke
