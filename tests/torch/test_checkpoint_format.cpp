@@ -135,6 +135,7 @@ TEST(CheckpointFormat, AModelFileIsReadWithoutItsOptimizerState) {
   EXPECT_EQ(read.meta, c.meta);
   EXPECT_EQ(read.tensors.count("optimizer.exp_avg"), 0u);
   EXPECT_EQ(read.tensors.count("optimizer.exp_avg_sq"), 0u);
+  // Bytes written and read back, no arithmetic between: equal exactly.
   const auto weights = model_weights(read), expected = model_weights(c);
   ASSERT_EQ(weights.size(), expected.size());
   for (const auto& [name, t] : expected) EXPECT_TRUE(at::equal(weights.at(name), t)) << name;
